@@ -1,0 +1,128 @@
+//! `floe ingest`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+use floe::adapters::local;
+use floe::config::{EngineConfig, FloeToml, TableConfig};
+use floe::pipeline::ingest::{IngestOptions, ingest};
+use floe::TableIdent;
+
+use crate::inputs;
+use crate::progress::{Counters, Progress};
+
+#[derive(Debug, Args)]
+pub(crate) struct IngestArgs {
+    /// Avro object container files, or folders of them (searched recursively for *.avro).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Warehouse directory (created if missing); holds catalog.db and the tables.
+    #[arg(long)]
+    warehouse: PathBuf,
+    /// Destination table, NAMESPACE.NAME.
+    #[arg(long)]
+    table: String,
+    /// Partition spec for a new table, e.g. "day(event_time),identity(tenant_id)".
+    #[arg(long)]
+    partition_by: Option<String>,
+    /// Cluster key: rows are sorted by these columns, e.g. "tenant_id,event_time".
+    #[arg(long)]
+    sort_by: Option<String>,
+    /// Columns identifying a row; duplicates within a writer batch are dropped.
+    #[arg(long)]
+    dedup_key: Option<String>,
+    /// Parquet compression for a new table: zstd(N), snappy, gzip(N), lz4_raw, uncompressed.
+    #[arg(long)]
+    compression: Option<String>,
+    /// Target data file size in MiB for a new table.
+    #[arg(long)]
+    target_file_size_mb: Option<u64>,
+    /// Table configuration file (default: ./floe.toml if present). Flags win over it.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Concurrent writer batches (default: the number of cores).
+    #[arg(long)]
+    writers: Option<usize>,
+    /// Objects per writer batch at most.
+    #[arg(long, default_value_t = 512)]
+    batch_objects: usize,
+    /// Source megabytes per writer batch at most.
+    #[arg(long, default_value_t = 64)]
+    batch_mb: u64,
+}
+
+/// The table settings: floe.toml (explicit or ./floe.toml), then flags.
+fn table_config(a: &IngestArgs, table: &TableIdent) -> anyhow::Result<TableConfig> {
+    let toml = match &a.config {
+        Some(p) => FloeToml::load(p)?,
+        None if std::path::Path::new("floe.toml").exists() => FloeToml::load(std::path::Path::new("floe.toml"))?,
+        None => FloeToml::default(),
+    };
+    let mut cfg = toml.table_config(table)?;
+    if let Some(p) = &a.partition_by {
+        cfg = cfg.with_partition_by(p)?;
+    }
+    if let Some(s) = &a.sort_by {
+        cfg = cfg.with_sort_by(s)?;
+    }
+    if let Some(d) = &a.dedup_key {
+        cfg = cfg.with_dedup_key(d)?;
+    }
+    if let Some(c) = &a.compression {
+        cfg = cfg.with_compression(c)?;
+    }
+    if let Some(mb) = a.target_file_size_mb {
+        cfg = cfg.with_target_file_size(mb * 1024 * 1024);
+    }
+    Ok(cfg)
+}
+
+pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
+    let table: TableIdent = a.table.parse()?;
+    let cfg = table_config(&a, &table)?;
+    let counters = Arc::new(Counters::default());
+    let ports = local::ports(&a.warehouse)?.with_metrics(counters.clone());
+    let warehouse = local::warehouse_uri(&a.warehouse)?;
+    let objects = inputs::objects(ports.store.as_ref(), &a.paths).await?;
+    let mut opts = IngestOptions { batch_objects: a.batch_objects.max(1), batch_bytes: a.batch_mb.max(1) << 20, ..Default::default() };
+    if let Some(w) = a.writers {
+        opts.writers = w.max(1);
+    }
+    let progress = Progress::start(counters, objects.len() as u64);
+    let report = ingest(&EngineConfig::default(), &ports, &cfg, &warehouse, objects, &opts)
+        .await
+        .with_context(|| format!("ingest into {table} failed"))?;
+    drop(progress);
+
+    let secs = report.elapsed.as_secs_f64().max(1e-6);
+    println!(
+        "{table}: {} file(s) in, {} committed row(s) in {} data file(s), {} snapshot(s){}",
+        report.objects,
+        report.rows_committed,
+        report.files,
+        report.snapshots,
+        if report.created { " (table created)" } else { "" }
+    );
+    println!(
+        "  {} row(s) read, {} duplicate(s) dropped, {} file(s) already ingested and skipped",
+        report.rows_in, report.duplicates, report.skipped
+    );
+    println!(
+        "  {:.2} s, {:.0} rows/s, {:.1} MB/s of Avro",
+        secs,
+        report.rows_in as f64 / secs,
+        report.bytes_in as f64 / 1e6 / secs
+    );
+    if report.quarantined.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("{} file(s) quarantined (not committed; every other file landed):", report.quarantined.len());
+    for (uri, r) in &report.quarantined {
+        eprintln!("  {uri}: {r}");
+    }
+    eprintln!("see them again with: floe quarantine list --warehouse {}", a.warehouse.display());
+    Ok(ExitCode::from(2))
+}

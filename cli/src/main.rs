@@ -1,0 +1,79 @@
+//! `floe`: embedded mode and administration. Parses arguments, builds ports and configuration,
+//! and calls the engine's pipeline functions; it holds no pipeline logic of its own.
+
+mod bench;
+mod generate;
+mod ingest;
+mod inputs;
+mod progress;
+mod status;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Land Avro files in Apache Iceberg tables.
+#[derive(Debug, Parser)]
+#[command(name = "floe", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Ingest Avro object container files (or folders of them) into a table.
+    Ingest(ingest::IngestArgs),
+    /// Show a table's snapshots, files, rows, bytes and small-file debt.
+    Status(status::StatusArgs),
+    /// Generate sample Avro files (events, every-type, or corrupt ones).
+    Gen(generate::GenArgs),
+    /// Measure the writer path against raw Avro decode + Parquet encode.
+    Bench(bench::BenchArgs),
+    /// Inspect quarantined source objects.
+    #[command(subcommand)]
+    Quarantine(QuarantineCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum QuarantineCommand {
+    /// List quarantined objects and why they were refused.
+    List(WarehouseArgs),
+}
+
+/// The warehouse a command works on.
+#[derive(Debug, Args)]
+struct WarehouseArgs {
+    /// Warehouse directory (holds catalog.db and the tables).
+    #[arg(long, env = "FLOE_WAREHOUSE_DIR")]
+    warehouse: PathBuf,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    progress::init_logging();
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = rt.block_on(async {
+        match cli.command {
+            Command::Ingest(a) => ingest::run(a).await,
+            Command::Status(a) => status::run(a).await,
+            Command::Gen(a) => generate::run(a),
+            Command::Bench(a) => bench::run(a).await,
+            Command::Quarantine(QuarantineCommand::List(a)) => status::quarantine_list(&a.warehouse).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! `floe status` and `floe quarantine list`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::Args;
+use floe::adapters::local::{self, CATALOG_NAME, SqliteTablePointer};
+use floe::TableIdent;
+use floe::table::{SIZE_BUCKETS, load_table, table_status};
+
+#[derive(Debug, Args)]
+pub(crate) struct StatusArgs {
+    /// Warehouse directory.
+    #[arg(long)]
+    warehouse: std::path::PathBuf,
+    /// Table, NAMESPACE.NAME (default: every table in the warehouse).
+    #[arg(long)]
+    table: Option<String>,
+}
+
+fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
+}
+
+fn when(ms: i64) -> String {
+    let t = chrono::DateTime::from_timestamp_millis(ms).map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string());
+    let ago = (chrono::Utc::now().timestamp_millis() - ms).max(0) / 1000;
+    format!("{} ({ago} s ago)", t.unwrap_or_else(|| ms.to_string()))
+}
+
+pub(crate) async fn run(a: StatusArgs) -> anyhow::Result<ExitCode> {
+    if !a.warehouse.join("catalog.db").exists() {
+        bail!("{} is not a Floe warehouse (no catalog.db); run `floe ingest` first", a.warehouse.display());
+    }
+    let ports = local::ports(&a.warehouse)?;
+    let tables: Vec<TableIdent> = match &a.table {
+        Some(t) => vec![t.parse()?],
+        None => SqliteTablePointer::open(&a.warehouse.join("catalog.db"), CATALOG_NAME)?.list_tables()?,
+    };
+    if tables.is_empty() {
+        println!("no tables in {}", a.warehouse.display());
+    }
+    for t in tables {
+        let Some(state) = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &t).await? else {
+            bail!("table {t} does not exist in {}", a.warehouse.display());
+        };
+        let s = table_status(ports.store.as_ref(), &state).await?;
+        println!("table        {t}");
+        println!("location     {}", s.location);
+        println!("metadata     {}", s.metadata_location);
+        println!("columns      {}", s.columns);
+        println!("partitioned  {}", if s.partition_by.is_empty() { "no".into() } else { s.partition_by.clone() });
+        println!("sorted by    {}", if s.sort_by.is_empty() { "-".into() } else { s.sort_by.clone() });
+        println!("snapshots    {}", s.snapshots);
+        println!("data files   {}", s.data_files);
+        println!("rows         {}", s.rows);
+        println!("bytes        {} ({} B)", mib(s.bytes), s.bytes);
+        let mut hist = vec![];
+        let mut lo = "0".to_string();
+        for (i, edge) in SIZE_BUCKETS.iter().enumerate() {
+            let hi = format!("{}M", edge >> 20);
+            hist.push(format!("[{lo}-{hi}): {}", s.size_histogram[i]));
+            lo = hi;
+        }
+        hist.push(format!("[{lo}-): {}", s.size_histogram[SIZE_BUCKETS.len()]));
+        println!("file sizes   {}", hist.join("  "));
+        if s.data_files > 0 {
+            println!(
+                "small files  {} of {} under {} ({:.0}%): compaction debt",
+                s.small_files(),
+                s.data_files,
+                mib(SIZE_BUCKETS[1]),
+                100.0 * s.small_files() as f64 / s.data_files as f64
+            );
+        }
+        match s.last_commit_ms {
+            Some(ms) => println!("last commit  {} snapshot {}", when(ms), s.current_snapshot_id.unwrap_or_default()),
+            None => println!("last commit  never (empty table)"),
+        }
+        println!();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) async fn quarantine_list(warehouse: &Path) -> anyhow::Result<ExitCode> {
+    let ports = local::ports(warehouse)?;
+    let records = ports.ledger.quarantined().await?;
+    if records.is_empty() {
+        println!("no quarantined objects");
+    }
+    for r in records {
+        println!("{}\t{}\t{}\t{}", r.uri, r.table.unwrap_or_default(), r.rejection.kind, r.rejection.reason);
+    }
+    Ok(ExitCode::SUCCESS)
+}

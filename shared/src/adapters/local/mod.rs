@@ -1,0 +1,77 @@
+//! Local adapters for embedded mode: files on disk and SQLite.
+//!
+//! A warehouse directory holds everything: the tables (`<ns>.db/<name>/`), the catalog
+//! (`catalog.db`, PyIceberg/JDBC layout, catalog name `floe`), and Floe's own state
+//! (`.floe/state.db`: commit queue, ledger, quarantine, locks). SQLite calls are short and run
+//! inline on the async executor; each adapter serializes its calls through one connection.
+
+mod fs_object_store;
+mod sqlite_ledger;
+mod sqlite_lock;
+mod sqlite_queue;
+mod sqlite_table_pointer;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use fs_object_store::{LocalFsObjectStore, path_to_uri, uri_to_path};
+pub use sqlite_ledger::SqliteLedger;
+pub use sqlite_lock::SqliteLock;
+pub use sqlite_queue::{DEFAULT_MAX_RECEIVES, SqliteQueue};
+pub use sqlite_table_pointer::SqliteTablePointer;
+
+use crate::ports::{NoopMetrics, Ports};
+use crate::{PortError, Result};
+
+/// The catalog name embedded mode registers tables under.
+pub const CATALOG_NAME: &str = "floe";
+
+/// Builds the ports of a local warehouse at `dir` (created if missing).
+pub fn ports(dir: &Path) -> Result<Ports> {
+    std::fs::create_dir_all(dir.join(".floe"))
+        .map_err(|e| PortError::io(format!("cannot create warehouse {}", dir.display()), e))?;
+    let state = state_db(dir);
+    Ok(Ports {
+        store: Arc::new(LocalFsObjectStore::new()),
+        commit_queue: Arc::new(SqliteQueue::open(&state, "commit")?),
+        pointer: Arc::new(SqliteTablePointer::open(&dir.join("catalog.db"), CATALOG_NAME)?),
+        ledger: Arc::new(SqliteLedger::open(&state)?),
+        lock: Arc::new(SqliteLock::open(&state)?),
+        metrics: Arc::new(NoopMetrics),
+    })
+}
+
+/// The warehouse URI of a local directory (`file:///abs/dir`).
+pub fn warehouse_uri(dir: &Path) -> Result<String> {
+    let abs = std::path::absolute(dir).map_err(|e| PortError::io(format!("bad path {}", dir.display()), e))?;
+    Ok(path_to_uri(&abs))
+}
+
+fn state_db(dir: &Path) -> PathBuf {
+    dir.join(".floe").join("state.db")
+}
+
+/// Opens a SQLite database with the settings every local adapter uses.
+pub(crate) fn open_db(path: &Path) -> Result<rusqlite::Connection, PortError> {
+    let conn = rusqlite::Connection::open(path).map_err(|e| sql_err(format!("open {}", path.display()), e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(|e| sql_err("busy_timeout", e))?;
+    conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| sql_err("journal_mode", e))?;
+    conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| sql_err("synchronous", e))?;
+    Ok(conn)
+}
+
+pub(crate) fn sql_err(context: impl Into<String>, e: rusqlite::Error) -> PortError {
+    match &e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
+            PortError::Throttled(format!("{}: {e}", context.into()))
+        }
+        _ => PortError::io(context, e),
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

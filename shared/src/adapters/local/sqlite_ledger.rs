@@ -1,0 +1,132 @@
+//! `Ledger` on SQLite: one row per (table, source object), plus the quarantine.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use rusqlite::params;
+
+use super::{open_db, sql_err};
+use crate::ports::{Ledger, QuarantineRecord, SourceState};
+use crate::{PortError, Rejection, TableIdent};
+
+/// Idempotency records and quarantine in a SQLite database.
+#[derive(Debug)]
+pub struct SqliteLedger {
+    conn: Mutex<rusqlite::Connection>,
+}
+
+impl SqliteLedger {
+    /// Opens the ledger in the database at `path`.
+    pub fn open(path: &Path) -> Result<Self, PortError> {
+        let conn = open_db(path)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS ledger (
+                table_name TEXT NOT NULL, source_id TEXT NOT NULL,
+                state TEXT NOT NULL, snapshot_id INTEGER NOT NULL,
+                PRIMARY KEY (table_name, source_id));
+             CREATE TABLE IF NOT EXISTS quarantine (
+                source_id TEXT PRIMARY KEY, uri TEXT NOT NULL, table_name TEXT,
+                kind TEXT NOT NULL, reason TEXT NOT NULL, at_ms INTEGER NOT NULL);",
+        )
+        .map_err(|e| sql_err("create ledger tables", e))?;
+        Ok(SqliteLedger { conn: Mutex::new(conn) })
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, rusqlite::Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[async_trait]
+impl Ledger for SqliteLedger {
+    async fn lookup(&self, table: &TableIdent, ids: &[String]) -> Result<Vec<(String, SourceState)>, PortError> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare_cached("SELECT state, snapshot_id FROM ledger WHERE table_name = ?1 AND source_id = ?2")
+            .map_err(|e| sql_err("lookup", e))?;
+        let mut out = vec![];
+        let t = table.to_string();
+        for id in ids {
+            let mut rows = st.query(params![t, id]).map_err(|e| sql_err("lookup", e))?;
+            if let Some(r) = rows.next().map_err(|e| sql_err("lookup", e))? {
+                let state: String = r.get(0).map_err(|e| sql_err("lookup", e))?;
+                let snapshot_id: i64 = r.get(1).map_err(|e| sql_err("lookup", e))?;
+                let s = if state == "committed" {
+                    SourceState::Committed { snapshot_id }
+                } else {
+                    SourceState::Pending { snapshot_id }
+                };
+                out.push((id.clone(), s));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn record_pending(&self, table: &TableIdent, ids: &[String], snapshot_id: i64) -> Result<(), PortError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(|e| sql_err("begin", e))?;
+        {
+            let mut st = tx
+                .prepare_cached(
+                    "INSERT INTO ledger VALUES (?1, ?2, 'pending', ?3)
+                     ON CONFLICT (table_name, source_id) DO UPDATE SET snapshot_id = excluded.snapshot_id
+                     WHERE ledger.state = 'pending'",
+                )
+                .map_err(|e| sql_err("record pending", e))?;
+            let t = table.to_string();
+            for id in ids {
+                st.execute(params![t, id, snapshot_id]).map_err(|e| sql_err("record pending", e))?;
+            }
+        }
+        tx.commit().map_err(|e| sql_err("commit", e))
+    }
+
+    async fn record_committed(&self, table: &TableIdent, ids: &[String], snapshot_id: i64) -> Result<(), PortError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(|e| sql_err("begin", e))?;
+        {
+            let mut st = tx
+                .prepare_cached(
+                    "INSERT INTO ledger VALUES (?1, ?2, 'committed', ?3)
+                     ON CONFLICT (table_name, source_id) DO UPDATE SET state = 'committed', snapshot_id = excluded.snapshot_id
+                     WHERE ledger.state = 'pending'",
+                )
+                .map_err(|e| sql_err("record committed", e))?;
+            let t = table.to_string();
+            for id in ids {
+                st.execute(params![t, id, snapshot_id]).map_err(|e| sql_err("record committed", e))?;
+            }
+        }
+        tx.commit().map_err(|e| sql_err("commit", e))
+    }
+
+    async fn quarantine(&self, r: QuarantineRecord) -> Result<(), PortError> {
+        self.conn()
+            .execute(
+                "INSERT OR REPLACE INTO quarantine VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![r.source_id, r.uri, r.table, r.rejection.kind, r.rejection.reason, r.at_ms],
+            )
+            .map(|_| ())
+            .map_err(|e| sql_err("quarantine", e))
+    }
+
+    async fn quarantined(&self) -> Result<Vec<QuarantineRecord>, PortError> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare("SELECT source_id, uri, table_name, kind, reason, at_ms FROM quarantine ORDER BY at_ms, source_id")
+            .map_err(|e| sql_err("quarantined", e))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(QuarantineRecord {
+                    source_id: r.get(0)?,
+                    uri: r.get(1)?,
+                    table: r.get(2)?,
+                    rejection: Rejection { kind: r.get(3)?, reason: r.get(4)? },
+                    at_ms: r.get(5)?,
+                })
+            })
+            .map_err(|e| sql_err("quarantined", e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| sql_err("quarantined", e))
+    }
+}

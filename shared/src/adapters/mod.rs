@@ -1,0 +1,4 @@
+//! Adapters: implementations of the ports. `local` (files and SQLite) is always built;
+//! the AWS adapters live behind the `aws` feature.
+
+pub mod local;

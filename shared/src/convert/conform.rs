@@ -1,0 +1,96 @@
+//! Conforms decoded Arrow data to a table's Arrow schema.
+//!
+//! The Avro decoder yields arrays shaped by the file's writer schema; the table wants its own
+//! shape: Iceberg field ids in the field metadata, microsecond times, plain strings for enums,
+//! its own child names for lists and maps, and its column order. This module matches fields by
+//! name, re-labels nested arrays without copying their buffers, casts leaves where the physical
+//! type differs, fills optional columns the file lacks with nulls, and refuses (naming the field)
+//! a file that lacks a required column, has a column the table does not, or carries nulls in a
+//! required one. It owns no schema evolution policy beyond that.
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, RecordBatchOptions, StructArray, new_null_array};
+use arrow_schema::{DataType, Field, FieldRef, SchemaRef};
+
+use crate::{Error, Result};
+
+/// Reshapes `batch` into the table schema `target`.
+pub fn conform_batch(batch: &RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
+    let source = StructArray::from(batch.clone());
+    let columns = conform_children(&source, target.fields(), "")?;
+    let opts = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(target.clone(), columns, &opts)?)
+}
+
+fn conform_children(source: &StructArray, targets: &arrow_schema::Fields, path: &str) -> Result<Vec<ArrayRef>> {
+    let names = match source.data_type() {
+        DataType::Struct(f) => f.clone(),
+        _ => unreachable!("StructArray has a struct type"),
+    };
+    if let Some(extra) = names.iter().find(|f| targets.find(f.name()).is_none()) {
+        return Err(Error::schema(
+            join(path, extra.name()),
+            "the file has this field but the table does not (schema evolution is not supported yet)",
+        ));
+    }
+    targets
+        .iter()
+        .map(|t| {
+            let fpath = join(path, t.name());
+            match names.find(t.name()) {
+                Some((i, _)) => conform_array(source.column(i), t, &fpath),
+                None if t.is_nullable() => Ok(new_null_array(t.data_type(), source.len())),
+                None => Err(Error::schema(fpath, "the table requires this field but the file does not have it")),
+            }
+        })
+        .collect()
+}
+
+fn conform_array(array: &ArrayRef, target: &FieldRef, path: &str) -> Result<ArrayRef> {
+    if !target.is_nullable() && array.logical_null_count() > 0 {
+        return Err(Error::schema(path, "the table requires a value but the file has nulls"));
+    }
+    let out: ArrayRef = match (target.data_type(), array.data_type()) {
+        (DataType::Struct(tf), DataType::Struct(_)) => {
+            let s = array.as_any().downcast_ref::<StructArray>().expect("struct type");
+            let children = conform_children(s, tf, path)?;
+            Arc::new(StructArray::try_new(tf.clone(), children, s.nulls().cloned())?)
+        }
+        (DataType::List(te), DataType::List(_)) => {
+            let l = array.as_any().downcast_ref::<ListArray>().expect("list type");
+            let values = conform_array(l.values(), te, &join(path, "element"))?;
+            Arc::new(ListArray::try_new(te.clone(), l.offsets().clone(), values, l.nulls().cloned())?)
+        }
+        (DataType::Map(te, sorted), DataType::Map(_, _)) => {
+            let m = array.as_any().downcast_ref::<MapArray>().expect("map type");
+            let DataType::Struct(kv) = te.data_type() else {
+                return Err(Error::schema(path, "malformed map type in table schema"));
+            };
+            let entries = m.entries();
+            let key = conform_array(entries.column(0), &kv[0], &join(path, "key"))?;
+            let value = conform_array(entries.column(1), &kv[1], &join(path, "value"))?;
+            let entries = StructArray::try_new(kv.clone(), vec![key, value], None)?;
+            Arc::new(MapArray::try_new(te.clone(), m.offsets().clone(), entries, m.nulls().cloned(), *sorted)?)
+        }
+        (t, s) if t == s => array.clone(),
+        (t, s) if is_nested(t) || is_nested(s) => {
+            return Err(Error::schema(path, format!("the file has {s} where the table has {t}")));
+        }
+        (t, s) => arrow_cast::cast(array, t).map_err(|e| Error::schema(path, format!("cannot convert {s} to {t}: {e}")))?,
+    };
+    Ok(out)
+}
+
+fn is_nested(t: &DataType) -> bool {
+    matches!(t, DataType::Struct(_) | DataType::List(_) | DataType::Map(_, _) | DataType::LargeList(_))
+}
+
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() { name.to_string() } else { format!("{path}.{name}") }
+}
+
+/// Returns `field` with its data type replaced (keeps name, nullability and metadata).
+pub fn with_type(field: &Field, dt: DataType) -> Field {
+    field.clone().with_data_type(dt)
+}

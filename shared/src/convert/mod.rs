@@ -1,0 +1,8 @@
+//! Avro → Arrow → Parquet, pure and synchronous: decoding source objects, mapping their schema
+//! to Iceberg, conforming the data to the table schema, and encoding Parquet with its metrics.
+//! Nothing here does I/O beyond byte slices.
+
+pub mod avro;
+pub mod conform;
+pub mod parquet;
+pub mod schema;

@@ -1,0 +1,250 @@
+//! Arrow → Parquet, with the Iceberg data file metrics taken from that same write.
+//!
+//! Owns the encoding of one data file and the translation of the footer Parquet just built
+//! (row counts, per-column sizes, value and null counts, min/max statistics) into Iceberg's
+//! metrics, keyed by field id. The file is never read back. String and binary bounds follow
+//! Iceberg's default metrics mode, `truncate(16)`: the lower bound is a prefix, the upper bound a
+//! prefix with its last character incremented (dropped when no such bound exists).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use bytes::Bytes;
+use iceberg::spec::{Datum, PrimitiveType, Schema, Type};
+use parquet::arrow::ArrowWriter;
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::statistics::Statistics;
+
+use crate::config::parse_compression;
+use crate::{Error, Result};
+
+/// Iceberg's default truncation length for string and binary bounds.
+pub const BOUND_TRUNCATE: usize = 16;
+
+/// Iceberg metrics of one data file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileMetrics {
+    /// Rows in the file.
+    pub record_count: u64,
+    /// Compressed bytes per column (field id).
+    pub column_sizes: BTreeMap<i32, u64>,
+    /// Values (nulls included) per column.
+    pub value_counts: BTreeMap<i32, u64>,
+    /// Nulls per column.
+    pub null_value_counts: BTreeMap<i32, u64>,
+    /// Lower bounds of top-level and struct-nested primitive columns.
+    pub lower_bounds: BTreeMap<i32, Datum>,
+    /// Upper bounds, likewise.
+    pub upper_bounds: BTreeMap<i32, Datum>,
+    /// Byte offsets of row groups.
+    pub split_offsets: Vec<i64>,
+}
+
+/// Parquet writer properties for a table's compression and row group size.
+pub fn writer_properties(compression: &str, row_group_rows: usize) -> Result<WriterProperties> {
+    Ok(WriterProperties::builder()
+        .set_writer_version(WriterVersion::PARQUET_1_0)
+        .set_compression(parse_compression(compression)?)
+        .set_max_row_group_row_count(Some(row_group_rows))
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_statistics_truncate_length(None)
+        .set_created_by(format!("floe version {}", env!("CARGO_PKG_VERSION")))
+        .build())
+}
+
+/// Encodes `batches` (all of `arrow_schema`, which carries Iceberg field ids) into one Parquet
+/// file held in memory, and returns it with its Iceberg metrics.
+pub fn write_parquet(
+    batches: &[RecordBatch],
+    arrow_schema: &SchemaRef,
+    schema: &Schema,
+    props: WriterProperties,
+) -> Result<(Bytes, FileMetrics)> {
+    let mut buf = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut buf, arrow_schema.clone(), Some(props))?;
+    for b in batches {
+        writer.write(b)?;
+    }
+    let meta = writer.close()?;
+    let metrics = metrics_from_footer(&meta, schema)?;
+    Ok((Bytes::from(buf), metrics))
+}
+
+/// Translates a Parquet footer into Iceberg metrics for `schema`.
+pub fn metrics_from_footer(meta: &ParquetMetaData, schema: &Schema) -> Result<FileMetrics> {
+    let mut m = FileMetrics { record_count: meta.file_metadata().num_rows() as u64, ..Default::default() };
+    let descr = meta.file_metadata().schema_descr();
+    let mut mins: BTreeMap<i32, Datum> = BTreeMap::new();
+    let mut maxs: BTreeMap<i32, Datum> = BTreeMap::new();
+    let mut no_bounds: std::collections::BTreeSet<i32> = Default::default();
+    for rg in meta.row_groups() {
+        if let Some(first) = rg.columns().first() {
+            let (start, _) = first.byte_range();
+            m.split_offsets.push(start as i64);
+        }
+        for (i, cc) in rg.columns().iter().enumerate() {
+            let col = descr.column(i);
+            let info = col.self_type().get_basic_info();
+            if !info.has_id() {
+                continue;
+            }
+            let id = info.id();
+            *m.column_sizes.entry(id).or_default() += cc.compressed_size() as u64;
+            *m.value_counts.entry(id).or_default() += cc.num_values() as u64;
+            let Some(stats) = cc.statistics() else {
+                no_bounds.insert(id);
+                continue;
+            };
+            *m.null_value_counts.entry(id).or_default() += stats.null_count_opt().unwrap_or(0);
+            // Bounds only for columns not inside a list or map (as Iceberg Java and PyIceberg).
+            let ty = match schema.field_by_id(id).map(|f| f.field_type.as_ref()) {
+                Some(Type::Primitive(p)) if col.max_rep_level() == 0 => p.clone(),
+                _ => continue,
+            };
+            match bounds(stats, &ty)? {
+                Some((lo, hi)) => {
+                    merge(&mut mins, id, lo, std::cmp::Ordering::Less);
+                    merge(&mut maxs, id, hi, std::cmp::Ordering::Greater);
+                }
+                None if stats.min_bytes_opt().is_none() => {} // all nulls in this row group
+                None => {
+                    no_bounds.insert(id);
+                }
+            }
+        }
+    }
+    // A column some row group could not bound has no file-level bound.
+    for id in no_bounds {
+        mins.remove(&id);
+        maxs.remove(&id);
+    }
+    for (id, lo) in mins {
+        if let Some(lo) = truncate_lower(lo) {
+            m.lower_bounds.insert(id, lo);
+        }
+    }
+    for (id, hi) in maxs {
+        if let Some(hi) = truncate_upper(hi) {
+            m.upper_bounds.insert(id, hi);
+        }
+    }
+    Ok(m)
+}
+
+fn merge(acc: &mut BTreeMap<i32, Datum>, id: i32, v: Datum, keep: std::cmp::Ordering) {
+    match acc.get(&id) {
+        Some(cur) if v.partial_cmp(cur) != Some(keep) => {}
+        _ => {
+            acc.insert(id, v);
+        }
+    }
+}
+
+/// Min and max of one column chunk as Iceberg values, if the statistics have them.
+fn bounds(stats: &Statistics, ty: &PrimitiveType) -> Result<Option<(Datum, Datum)>> {
+    let (Some(lo), Some(hi)) = (stats.min_bytes_opt(), stats.max_bytes_opt()) else {
+        return Ok(None);
+    };
+    let conv = |b: &[u8]| -> Result<Datum> {
+        let bytes: Vec<u8> = match (ty, stats) {
+            // Decimals stored as INT32/INT64 are little-endian; Iceberg wants big-endian.
+            (PrimitiveType::Decimal { .. }, Statistics::Int32(_)) => {
+                i128::from(i32::from_le_bytes(b.try_into().map_err(|_| bad_stat())?)).to_be_bytes().to_vec()
+            }
+            (PrimitiveType::Decimal { .. }, Statistics::Int64(_)) => {
+                i128::from(i64::from_le_bytes(b.try_into().map_err(|_| bad_stat())?)).to_be_bytes().to_vec()
+            }
+            (PrimitiveType::Float | PrimitiveType::Double, _) => {
+                let nan = match b.len() {
+                    4 => f32::from_le_bytes(b.try_into().map_err(|_| bad_stat())?).is_nan(),
+                    _ => f64::from_le_bytes(b.try_into().map_err(|_| bad_stat())?).is_nan(),
+                };
+                if nan {
+                    return Err(bad_stat());
+                }
+                b.to_vec()
+            }
+            _ => b.to_vec(),
+        };
+        Ok(Datum::try_from_bytes(&bytes, ty.clone())?)
+    };
+    match (conv(lo), conv(hi)) {
+        (Ok(l), Ok(h)) => Ok(Some((l, h))),
+        _ => Ok(None),
+    }
+}
+
+fn bad_stat() -> Error {
+    Error::Config("unexpected Parquet statistic".into())
+}
+
+fn truncate_lower(d: Datum) -> Option<Datum> {
+    match (d.data_type(), d.literal()) {
+        (PrimitiveType::String, iceberg::spec::PrimitiveLiteral::String(s)) if s.chars().count() > BOUND_TRUNCATE => {
+            Some(Datum::string(s.chars().take(BOUND_TRUNCATE).collect::<String>()))
+        }
+        (PrimitiveType::Binary, iceberg::spec::PrimitiveLiteral::Binary(b)) if b.len() > BOUND_TRUNCATE => {
+            Some(Datum::binary(b[..BOUND_TRUNCATE].to_vec()))
+        }
+        _ => Some(d),
+    }
+}
+
+fn truncate_upper(d: Datum) -> Option<Datum> {
+    match (d.data_type(), d.literal()) {
+        (PrimitiveType::String, iceberg::spec::PrimitiveLiteral::String(s)) if s.chars().count() > BOUND_TRUNCATE => {
+            let mut chars: Vec<char> = s.chars().take(BOUND_TRUNCATE).collect();
+            // Increment the last character that can be incremented; drop what follows it.
+            while let Some(last) = chars.pop() {
+                if let Some(next) = (last as u32).checked_add(1).and_then(next_char) {
+                    chars.push(next);
+                    return Some(Datum::string(chars.into_iter().collect::<String>()));
+                }
+            }
+            None
+        }
+        (PrimitiveType::Binary, iceberg::spec::PrimitiveLiteral::Binary(b)) if b.len() > BOUND_TRUNCATE => {
+            let mut bytes = b[..BOUND_TRUNCATE].to_vec();
+            while let Some(last) = bytes.pop() {
+                if last < u8::MAX {
+                    bytes.push(last + 1);
+                    return Some(Datum::binary(bytes));
+                }
+            }
+            None
+        }
+        _ => Some(d),
+    }
+}
+
+/// The next valid `char` at or after code point `c` (skipping surrogates).
+fn next_char(c: u32) -> Option<char> {
+    char::from_u32(c).or_else(|| if (0xD800..=0xDFFF).contains(&c) { char::from_u32(0xE000) } else { None })
+}
+
+/// An Arrow schema for `schema` with Iceberg field ids in the field metadata.
+pub fn arrow_schema(schema: &Schema) -> Result<SchemaRef> {
+    Ok(Arc::new(iceberg::arrow::schema_to_arrow_schema(schema)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_bounds_truncate_like_iceberg() {
+        let long = "abcdefghijklmnopqrstuvwxyz";
+        let lo = truncate_lower(Datum::string(long)).unwrap();
+        let hi = truncate_upper(Datum::string(long)).unwrap();
+        assert_eq!(lo, Datum::string("abcdefghijklmnop"));
+        assert_eq!(hi, Datum::string("abcdefghijklmnoq"));
+        assert!(lo <= Datum::string(long) && hi > Datum::string(long));
+        let short = Datum::string("abc");
+        assert_eq!(truncate_upper(short.clone()).unwrap(), short);
+        let max = Datum::binary(vec![0xff; 20]);
+        assert!(truncate_upper(max).is_none(), "no upper bound exists for all-0xff");
+    }
+}

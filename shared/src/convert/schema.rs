@@ -1,0 +1,214 @@
+//! Avro schema → Iceberg schema.
+//!
+//! Owns the type mapping and nothing else: which Avro type and logical type becomes which Iceberg
+//! type, and which Avro schemas Iceberg cannot hold (each refused with the dotted path of the
+//! field). Field ids are assigned in Iceberg's order for a fresh schema (all fields of a struct,
+//! then the children of each in turn), so the ids a new table gets are the ids returned here. Once a table exists its schema is the source of truth, and files are mapped
+//! onto it by field name (see `convert::conform`).
+//!
+//! | Avro | Iceberg |
+//! |---|---|
+//! | boolean, int, long, float, double | boolean, int, long, float, double |
+//! | string, enum | string |
+//! | bytes | binary |
+//! | fixed(n) | fixed\[n\] |
+//! | record | struct |
+//! | array | list |
+//! | map | map<string, V> |
+//! | union \[null, T\] (either order) | optional T |
+//! | decimal(p, s) on bytes or fixed | decimal(p, s), p ≤ 38 |
+//! | uuid on string or fixed(16) | uuid |
+//! | date | date |
+//! | time-millis, time-micros | time |
+//! | timestamp-millis, timestamp-micros | timestamptz |
+//! | local-timestamp-millis, local-timestamp-micros | timestamp |
+//!
+//! Refused: unions of several non-null types, a union of only `null`, a bare `null` field,
+//! recursive types, `duration`, `big-decimal`, nanosecond timestamps (they need format v3).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use apache_avro::Schema as Avro;
+use apache_avro::schema::{Name, RecordField};
+use iceberg::spec::{ListType, MapType, NestedField, PrimitiveType, Schema, StructType, Type};
+
+use crate::{Error, Result};
+
+/// Maps an Avro writer schema (which must be a record) to an Iceberg schema with fresh ids.
+pub fn avro_to_iceberg(avro: &Avro) -> Result<Schema> {
+    let Avro::Record(rec) = avro else {
+        return Err(Error::schema("<root>", "the top-level Avro schema must be a record"));
+    };
+    let mut m = Mapper { names: HashMap::new(), stack: vec![], next_id: 1 };
+    m.register(avro);
+    let ty = m.record(&rec.name, &rec.fields, "")?;
+    let fields = match ty {
+        Type::Struct(s) => s.fields().to_vec(),
+        _ => unreachable!("record maps to struct"),
+    };
+    Ok(Schema::builder().with_fields(fields).build()?)
+}
+
+/// Parses an Avro schema from its JSON text.
+pub fn parse_avro_schema(json: &str) -> Result<Avro> {
+    Avro::parse_str(json).map_err(|e| Error::schema("<root>", format!("invalid Avro schema: {e}")))
+}
+
+struct Mapper {
+    names: HashMap<Name, Avro>,
+    stack: Vec<Name>,
+    next_id: i32,
+}
+
+impl Mapper {
+    fn id(&mut self) -> i32 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
+    /// Records every named type so that references can be expanded.
+    fn register(&mut self, s: &Avro) {
+        match s {
+            Avro::Record(r) => {
+                if self.names.insert(r.name.clone(), s.clone()).is_none() {
+                    r.fields.iter().for_each(|f| self.register(&f.schema));
+                }
+            }
+            Avro::Enum(e) => {
+                self.names.insert(e.name.clone(), s.clone());
+            }
+            Avro::Fixed(f) => {
+                self.names.insert(f.name.clone(), s.clone());
+            }
+            Avro::Array(a) => self.register(&a.items),
+            Avro::Map(m) => self.register(&m.types),
+            Avro::Union(u) => u.variants().iter().for_each(|v| self.register(v)),
+            Avro::Decimal(d) => self.register(&d.inner),
+            _ => {}
+        }
+    }
+
+    fn record(&mut self, name: &Name, fields: &[RecordField], path: &str) -> Result<Type> {
+        if self.stack.contains(name) {
+            return Err(Error::schema(
+                display_path(path),
+                format!("recursive type `{}` cannot be represented in Iceberg", name.fullname(None)),
+            ));
+        }
+        self.stack.push(name.clone());
+        // Ids of one level first, then the children of each field, as Iceberg assigns them.
+        let ids: Vec<i32> = fields.iter().map(|_| self.id()).collect();
+        let mut out = Vec::with_capacity(fields.len());
+        for (f, id) in fields.iter().zip(ids) {
+            let fpath = join(path, &f.name);
+            let (ty, optional) = self.field_type(&f.schema, &fpath)?;
+            let mut nf = NestedField::new(id, &f.name, ty, !optional);
+            if let Some(doc) = &f.doc {
+                nf = nf.with_doc(doc);
+            }
+            out.push(Arc::new(nf));
+        }
+        self.stack.pop();
+        Ok(Type::Struct(StructType::new(out)))
+    }
+
+    /// The Iceberg type of a field and whether it is optional (a union with null).
+    fn field_type(&mut self, s: &Avro, path: &str) -> Result<(Type, bool)> {
+        if let Avro::Union(u) = s {
+            let non_null: Vec<&Avro> = u.variants().iter().filter(|v| !matches!(v, Avro::Null)).collect();
+            let has_null = non_null.len() < u.variants().len();
+            return match non_null.as_slice() {
+                [] => Err(Error::schema(display_path(path), "a union of only `null` has no Iceberg type")),
+                [one] => Ok((self.ty(one, path)?, has_null)),
+                many => Err(Error::schema(
+                    display_path(path),
+                    format!(
+                        "a union of several non-null types ({}) cannot be represented in Iceberg; \
+                         only [\"null\", T] unions can",
+                        many.iter().map(|v| kind_name(v)).collect::<Vec<_>>().join(", ")
+                    ),
+                )),
+            };
+        }
+        Ok((self.ty(s, path)?, false))
+    }
+
+    fn ty(&mut self, s: &Avro, path: &str) -> Result<Type> {
+        use PrimitiveType as P;
+        let p = |t: P| Ok(Type::Primitive(t));
+        match s {
+            Avro::Null => Err(Error::schema(display_path(path), "a field of type `null` has no Iceberg type")),
+            Avro::Boolean => p(P::Boolean),
+            Avro::Int => p(P::Int),
+            Avro::Long => p(P::Long),
+            Avro::Float => p(P::Float),
+            Avro::Double => p(P::Double),
+            Avro::Bytes => p(P::Binary),
+            Avro::String | Avro::Enum(_) => p(P::String),
+            Avro::Fixed(f) => p(P::Fixed(f.size as u64)),
+            Avro::Uuid => p(P::Uuid),
+            Avro::Date => p(P::Date),
+            Avro::TimeMillis | Avro::TimeMicros => p(P::Time),
+            Avro::TimestampMillis | Avro::TimestampMicros => p(P::Timestamptz),
+            Avro::LocalTimestampMillis | Avro::LocalTimestampMicros => p(P::Timestamp),
+            Avro::TimestampNanos | Avro::LocalTimestampNanos => Err(Error::schema(
+                display_path(path),
+                "nanosecond timestamps need Iceberg format v3, which Floe does not write yet",
+            )),
+            Avro::Duration => Err(Error::schema(display_path(path), "Avro `duration` has no Iceberg type")),
+            Avro::BigDecimal => Err(Error::schema(display_path(path), "Avro `big-decimal` has no Iceberg type")),
+            Avro::Decimal(d) => {
+                let (precision, scale) = (d.precision as u32, d.scale as u32);
+                if precision == 0 || precision > 38 || scale > precision {
+                    return Err(Error::schema(
+                        display_path(path),
+                        format!("decimal({precision}, {scale}) is outside Iceberg's decimal (precision 1..=38, scale <= precision)"),
+                    ));
+                }
+                p(P::Decimal { precision, scale })
+            }
+            Avro::Record(r) => self.record(&r.name, &r.fields, path),
+            Avro::Array(a) => {
+                let id = self.id();
+                let (ty, optional) = self.field_type(&a.items, &join(path, "element"))?;
+                let elem = NestedField::list_element(id, ty, !optional);
+                Ok(Type::List(ListType::new(Arc::new(elem))))
+            }
+            Avro::Map(m) => {
+                let (key_id, value_id) = (self.id(), self.id());
+                let (ty, optional) = self.field_type(&m.types, &join(path, "value"))?;
+                let key = NestedField::map_key_element(key_id, Type::Primitive(P::String));
+                let value = NestedField::map_value_element(value_id, ty, !optional);
+                Ok(Type::Map(MapType::new(Arc::new(key), Arc::new(value))))
+            }
+            Avro::Union(_) => Err(Error::schema(display_path(path), "a union directly inside a union is not valid Avro")),
+            Avro::Ref { name } => match self.names.get(name).cloned() {
+                Some(def) => self.ty(&def, path),
+                None => Err(Error::schema(display_path(path), format!("unknown named type `{}`", name.fullname(None)))),
+            },
+        }
+    }
+}
+
+fn kind_name(s: &Avro) -> String {
+    match s {
+        Avro::Record(r) => format!("record {}", r.name.name),
+        Avro::Enum(e) => format!("enum {}", e.name.name),
+        Avro::Fixed(f) => format!("fixed {}", f.name.name),
+        Avro::Ref { name } => name.name.clone(),
+        other => format!("{:?}", apache_avro::schema::SchemaKind::from(other)).to_lowercase(),
+    }
+}
+
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() { name.to_string() } else { format!("{path}.{name}") }
+}
+
+fn display_path(path: &str) -> String {
+    if path.is_empty() { "<root>".into() } else { path.to_string() }
+}
+
+#[cfg(test)]
+#[path = "schema_tests.rs"]
+mod tests;

@@ -1,0 +1,144 @@
+//! Error types: [`PortError`] for adapters behind the ports, [`Error`] for the engine.
+//!
+//! Context lives in fields (which object, which table, which field), not only in the message, so
+//! callers can report and route failures without parsing strings. Both enums answer
+//! `is_retryable()`: a retryable error is worth trying again unchanged (throttling, a lost race,
+//! a transient I/O failure); a non-retryable one needs a different input or an operator.
+
+use std::fmt;
+
+/// Errors raised by port adapters (object store, queue, table pointer, ledger, lock).
+#[derive(Debug, thiserror::Error)]
+pub enum PortError {
+    /// The object, message or row does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// A conditional write lost: someone else changed the thing first.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The backend asked us to slow down.
+    #[error("throttled: {0}")]
+    Throttled(String),
+    /// The caller passed something the backend cannot take (bad URI, message too large, ...).
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    /// Any other backend failure.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying failure.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl PortError {
+    /// Wraps a backend failure with what was being done.
+    pub fn io(context: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        PortError::Io { context: context.into(), source: source.into() }
+    }
+
+    /// Whether trying again unchanged may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, PortError::Throttled(_) | PortError::Io { .. })
+    }
+}
+
+/// Why a source object was refused. The object is quarantined with this reason; it is never
+/// silently dropped and never partly committed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Rejection {
+    /// Short machine-readable class: `empty`, `corrupt`, `schema`, `too-large`, `unreadable`.
+    pub kind: String,
+    /// Human-readable reason, naming the field or byte offset where known.
+    pub reason: String,
+}
+
+impl Rejection {
+    /// A rejection of the given class.
+    pub fn new(kind: &str, reason: impl Into<String>) -> Self {
+        Rejection { kind: kind.to_string(), reason: reason.into() }
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.reason)
+    }
+}
+
+/// Engine errors.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A port (storage, queue, catalog, ledger, lock) failed.
+    #[error(transparent)]
+    Port(#[from] PortError),
+    /// An Avro schema cannot be represented in Iceberg; `field` is the dotted path.
+    #[error("schema: field `{field}`: {reason}")]
+    Schema {
+        /// Dotted path of the offending field (`device.model`), or `<root>`.
+        field: String,
+        /// Why it cannot be mapped.
+        reason: String,
+    },
+    /// Configuration the user gave is wrong (bad partition spec, unknown column, ...).
+    #[error("configuration: {0}")]
+    Config(String),
+    /// Arrow failed while converting data.
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+    /// Parquet failed while encoding.
+    #[error("parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+    /// The `iceberg` crate refused metadata we built.
+    #[error("iceberg: {0}")]
+    Iceberg(#[from] iceberg::Error),
+    /// A message or metadata document failed to (de)serialize.
+    #[error("json: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The table does not exist.
+    #[error("table {0} does not exist")]
+    NoSuchTable(String),
+    /// Writing data for a batch of source objects failed.
+    #[error("writing {table} from {objects} object(s) failed: {source}")]
+    WriteFailed {
+        /// Destination table.
+        table: String,
+        /// How many source objects the batch held.
+        objects: usize,
+        /// The cause.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A commit could not be completed after retrying lost compare-and-swaps.
+    #[error("commit to {table} failed after {attempts} attempt(s): {reason}")]
+    CommitFailed {
+        /// Destination table.
+        table: String,
+        /// Attempts made.
+        attempts: u32,
+        /// Last reason.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// Whether trying again unchanged may succeed.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Port(p) => p.is_retryable() || matches!(p, PortError::Conflict(_)),
+            Error::WriteFailed { source, .. } => source.is_retryable(),
+            Error::CommitFailed { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Shorthand for a schema error at `field`.
+    pub fn schema(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Schema { field: field.into(), reason: reason.into() }
+    }
+}
+
+/// Engine result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,47 @@
+//! # Floe: Avro files in, Iceberg tables out
+//!
+//! The engine library. Each role is a library function over small traits, so the same code
+//! runs as AWS Lambda functions (thin handlers in `functions/`) and as one local process
+//! (the `floe` command, embedded mode).
+//!
+//! ## Stages
+//!
+//! ```text
+//! source objects --writer--> Parquet data files + file manifest message --commit queue-->
+//!   committer --> manifest, manifest list, metadata.json --> table pointer compare-and-swap
+//! ```
+//!
+//! - [`pipeline::write`]: read Avro ([`convert::avro`]), map its schema ([`convert::schema`]),
+//!   conform to the table ([`convert::conform`]), dedup and cluster ([`pipeline::cluster`]),
+//!   encode Parquet with inline Iceberg metrics ([`convert::parquet`]), send a
+//!   [`message::FileManifest`].
+//! - [`pipeline::commit`]: the only writer of Iceberg metadata ([`table`]).
+//! - [`pipeline::ingest`]: embedded mode, both roles in one process.
+//!
+//! ## Ports
+//!
+//! | port | what | local adapter | AWS adapter |
+//! |---|---|---|---|
+//! | [`ports::ObjectStore`] | source objects, data, metadata | [`adapters::local::LocalFsObjectStore`] | S3 |
+//! | [`ports::Queue`] | commit queue | [`adapters::local::SqliteQueue`] | SQS |
+//! | [`ports::TablePointer`] | catalog pointer + CAS | [`adapters::local::SqliteTablePointer`] | DynamoDB, Glue |
+//! | [`ports::Ledger`] | exactly-once records, quarantine | [`adapters::local::SqliteLedger`] | DynamoDB |
+//! | [`ports::Lock`] | committer lock | [`adapters::local::SqliteLock`] | DynamoDB |
+//! | [`ports::Metrics`] | counters | [`ports::NoopMetrics`] | CloudWatch EMF |
+//!
+//! The core never reads the environment: binaries build [`config::EngineConfig`] and
+//! [`config::TableConfig`] and pass them in.
+#![warn(missing_docs)]
+
+pub mod adapters;
+pub mod config;
+pub mod convert;
+mod error;
+pub mod sample;
+pub mod message;
+pub mod pipeline;
+pub mod ports;
+pub mod table;
+
+pub use error::{Error, PortError, Rejection, Result};
+pub use ports::TableIdent;

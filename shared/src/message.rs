@@ -1,0 +1,198 @@
+//! The file manifest message: what a writer hands the committer through the commit queue.
+//!
+//! A versioned JSON document (documented in docs/MESSAGES.md). It names the destination table,
+//! the source objects the batch consumed (their identities are the exactly-once keys), and the
+//! data files written, each with its partition tuple and Iceberg metrics. Bounds use Iceberg's
+//! binary single-value serialization, base64-encoded; partition values use Iceberg's JSON
+//! single-value serialization. The committer needs nothing else to register the files: it never
+//! opens them.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as B64;
+use iceberg::spec::{
+    DataContentType, DataFile, DataFileBuilder, DataFileFormat, Datum, Literal, PartitionSpec, Schema, Struct, Type,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::convert::parquet::FileMetrics;
+use crate::{Error, Result, TableIdent};
+
+/// The current message version.
+pub const MESSAGE_VERSION: u32 = 1;
+
+/// One source object: the unit of exactly-once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceRef {
+    /// Identity: `uri#version`.
+    pub id: String,
+    /// Absolute URI.
+    pub uri: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Rows it held (before dedup).
+    pub rows: u64,
+}
+
+/// One data file written by a writer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataFileMeta {
+    /// Absolute URI of the Parquet file.
+    pub path: String,
+    /// Size in bytes.
+    pub file_size_in_bytes: u64,
+    /// Rows.
+    pub record_count: u64,
+    /// Partition tuple, one JSON value per partition field (null for a null value).
+    pub partition: Vec<serde_json::Value>,
+    /// Compressed bytes per field id.
+    pub column_sizes: BTreeMap<i32, u64>,
+    /// Values per field id.
+    pub value_counts: BTreeMap<i32, u64>,
+    /// Nulls per field id.
+    pub null_value_counts: BTreeMap<i32, u64>,
+    /// Lower bounds per field id (base64 of the binary single-value serialization).
+    pub lower_bounds: BTreeMap<i32, String>,
+    /// Upper bounds per field id, likewise.
+    pub upper_bounds: BTreeMap<i32, String>,
+    /// Row group offsets.
+    pub split_offsets: Vec<i64>,
+    /// Sort order the rows follow.
+    pub sort_order_id: Option<i32>,
+}
+
+/// A writer batch's result, sent to the commit queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileManifest {
+    /// Message version ([`MESSAGE_VERSION`]).
+    pub version: u32,
+    /// Destination table.
+    pub table: TableIdent,
+    /// Deterministic id of the writer batch (a hash of its source ids).
+    pub batch_id: String,
+    /// Schema the files were written with.
+    pub schema_id: i32,
+    /// Partition spec the files were written with.
+    pub spec_id: i32,
+    /// Source objects consumed.
+    pub sources: Vec<SourceRef>,
+    /// Data files written.
+    pub files: Vec<DataFileMeta>,
+}
+
+impl FileManifest {
+    /// Parses a message body, refusing versions this build does not know.
+    pub fn from_json(body: &str) -> Result<Self> {
+        #[derive(Deserialize)]
+        struct Probe {
+            version: u32,
+        }
+        let probe: Probe = serde_json::from_str(body)?;
+        if probe.version != MESSAGE_VERSION {
+            return Err(Error::Config(format!(
+                "file manifest version {} is not supported (this build reads version {MESSAGE_VERSION})",
+                probe.version
+            )));
+        }
+        Ok(serde_json::from_str(body)?)
+    }
+
+    /// Serializes the message.
+    pub fn to_json(&self) -> Result<String> {
+        Ok(serde_json::to_string(self)?)
+    }
+
+    /// Total rows in the data files.
+    pub fn rows(&self) -> u64 {
+        self.files.iter().map(|f| f.record_count).sum()
+    }
+}
+
+impl DataFileMeta {
+    /// Builds the entry for a written file.
+    pub fn new(
+        path: String,
+        size: u64,
+        partition: &Struct,
+        partition_type: &iceberg::spec::StructType,
+        metrics: &FileMetrics,
+        sort_order_id: Option<i32>,
+    ) -> Result<Self> {
+        let partition = partition
+            .iter()
+            .zip(partition_type.fields())
+            .map(|(v, f)| match v {
+                Some(lit) => Ok(lit.clone().try_into_json(&f.field_type)?),
+                None => Ok(serde_json::Value::Null),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let enc = |m: &BTreeMap<i32, Datum>| -> Result<BTreeMap<i32, String>> {
+            m.iter().map(|(k, d)| Ok((*k, B64.encode(d.to_bytes()?)))).collect()
+        };
+        Ok(DataFileMeta {
+            path,
+            file_size_in_bytes: size,
+            record_count: metrics.record_count,
+            partition,
+            column_sizes: metrics.column_sizes.clone(),
+            value_counts: metrics.value_counts.clone(),
+            null_value_counts: metrics.null_value_counts.clone(),
+            lower_bounds: enc(&metrics.lower_bounds)?,
+            upper_bounds: enc(&metrics.upper_bounds)?,
+            split_offsets: metrics.split_offsets.clone(),
+            sort_order_id,
+        })
+    }
+
+    /// Converts to an Iceberg `DataFile` of `spec`, decoding bounds with `schema`'s types.
+    pub fn to_data_file(&self, schema: &Schema, spec: &PartitionSpec) -> Result<DataFile> {
+        let ptype = spec.partition_type(schema)?;
+        if ptype.fields().len() != self.partition.len() {
+            return Err(Error::Config(format!(
+                "data file {} has {} partition values but spec {} has {} fields",
+                self.path,
+                self.partition.len(),
+                spec.spec_id(),
+                ptype.fields().len()
+            )));
+        }
+        let partition: Struct = self
+            .partition
+            .iter()
+            .zip(ptype.fields())
+            .map(|(v, f)| Ok(Literal::try_from_json(v.clone(), &f.field_type)?))
+            .collect::<Result<Vec<Option<Literal>>>>()?
+            .into_iter()
+            .collect();
+        let dec = |m: &BTreeMap<i32, String>| -> Result<std::collections::HashMap<i32, Datum>> {
+            let mut out = std::collections::HashMap::new();
+            for (id, b64) in m {
+                let Some(Type::Primitive(p)) = schema.field_by_id(*id).map(|f| f.field_type.as_ref().clone()) else {
+                    continue; // a column dropped from the schema: its bound is meaningless now
+                };
+                let bytes = B64.decode(b64).map_err(|e| Error::Config(format!("bad bound for field {id}: {e}")))?;
+                out.insert(*id, Datum::try_from_bytes(&bytes, p)?);
+            }
+            Ok(out)
+        };
+        let mut b = DataFileBuilder::default();
+        b.content(DataContentType::Data)
+            .file_path(self.path.clone())
+            .file_format(DataFileFormat::Parquet)
+            .partition(partition)
+            .partition_spec_id(spec.spec_id())
+            .record_count(self.record_count)
+            .file_size_in_bytes(self.file_size_in_bytes)
+            .column_sizes(self.column_sizes.iter().map(|(k, v)| (*k, *v)).collect())
+            .value_counts(self.value_counts.iter().map(|(k, v)| (*k, *v)).collect())
+            .null_value_counts(self.null_value_counts.iter().map(|(k, v)| (*k, *v)).collect())
+            .lower_bounds(dec(&self.lower_bounds)?)
+            .upper_bounds(dec(&self.upper_bounds)?)
+            .split_offsets(Some(self.split_offsets.clone()));
+        if let Some(id) = self.sort_order_id {
+            b.sort_order_id(id);
+        }
+        b.build().map_err(|e| Error::Config(format!("data file {}: {e}", self.path)))
+    }
+}

@@ -1,0 +1,313 @@
+//! The committer role: the only code that writes Iceberg metadata and swaps table pointers.
+//!
+//! For a batch of file manifest messages: take the lock, work out per source object whether it
+//! is already in the table (ledger records, a pending record verified against the snapshot
+//! history), turn the rest into one append snapshot per table, record the sources as pending
+//! under that snapshot id, write manifest + manifest list + metadata.json, swap the pointer
+//! conditionally, then record them committed. Only then are the messages acknowledged (by the
+//! caller, from [`MessageResult`]). A lost swap re-plans on the new state; an unknown swap
+//! outcome leaves the messages for redelivery, which the pending records then resolve.
+//!
+//! A warm committer keeps each table's metadata and manifest list in memory and reads nothing
+//! but the pointer: see [`Committer::reads`].
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use iceberg::spec::{DataFile, ManifestFile};
+use rand::Rng;
+use tracing::{info, instrument, warn};
+
+use crate::config::EngineConfig;
+use crate::message::{FileManifest, SourceRef};
+use crate::ports::{Lease, Message, Ports, SourceState};
+use crate::table::{TableState, load_table, plan_append};
+use crate::{Error, PortError, Result, TableIdent};
+
+/// What became of one message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageResult {
+    /// Its files are in this snapshot (or it had none and its sources are recorded).
+    Committed {
+        /// The snapshot holding its rows.
+        snapshot_id: i64,
+    },
+    /// Every source it names was already committed: a redelivery. Acknowledge it.
+    Duplicate,
+    /// It overlaps sources committed by another batch. Its files are not committed; the
+    /// listed sources (those not yet committed) must be written again. Acknowledge it.
+    Overlap {
+        /// Sources to re-enqueue for writing.
+        requeue: Vec<SourceRef>,
+    },
+    /// Not processed now (lock not available, table missing, transient failure): leave it
+    /// for redelivery. Do not acknowledge.
+    Retry {
+        /// Why.
+        reason: String,
+    },
+    /// Unreadable message: it can never succeed. Leave it to the dead-letter queue.
+    Poison {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl MessageResult {
+    /// Whether the message may be deleted from the queue.
+    pub fn ack(&self) -> bool {
+        matches!(self, MessageResult::Committed { .. } | MessageResult::Duplicate | MessageResult::Overlap { .. })
+    }
+}
+
+/// The outcome of committing a batch of messages.
+#[derive(Debug, Default)]
+pub struct CommitOutcome {
+    /// Per message id.
+    pub results: Vec<(String, MessageResult)>,
+    /// Snapshots created: table, snapshot id, data files, rows.
+    pub snapshots: Vec<(TableIdent, i64, usize, u64)>,
+}
+
+struct Cached {
+    state: TableState,
+    manifests: Option<Vec<ManifestFile>>,
+}
+
+/// A committer: holds per-table state across batches (a warm Lambda keeps it).
+pub struct Committer {
+    cfg: EngineConfig,
+    ports: Ports,
+    owner: String,
+    cache: HashMap<TableIdent, Cached>,
+    reads: u64,
+}
+
+impl Committer {
+    /// A committer with a unique owner id for the lock.
+    pub fn new(cfg: EngineConfig, ports: Ports) -> Self {
+        let owner = format!("committer-{}", uuid::Uuid::new_v4());
+        Committer { cfg, ports, owner, cache: HashMap::new(), reads: 0 }
+    }
+
+    /// Metadata objects read so far (metadata.json and manifest lists; 0 per commit when warm).
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    /// Receives up to `max` messages from the commit queue, commits them, and acknowledges
+    /// those that are done. Returns `None` when the queue had nothing visible.
+    pub async fn run_once(&mut self, max: usize, visibility: Duration) -> Result<Option<CommitOutcome>> {
+        let msgs = self.ports.commit_queue.receive(max, visibility).await?;
+        if msgs.is_empty() {
+            return Ok(None);
+        }
+        let outcome = self.commit(&msgs).await;
+        let by_id: HashMap<&str, &Message> = msgs.iter().map(|m| (m.id.as_str(), m)).collect();
+        for (id, r) in &outcome.results {
+            if let Some(m) = by_id.get(id.as_str()) {
+                if r.ack() {
+                    self.ports.commit_queue.ack(&m.receipt).await?;
+                } else if matches!(r, MessageResult::Retry { .. }) {
+                    self.ports.commit_queue.release(&m.receipt).await?;
+                }
+            }
+        }
+        Ok(Some(outcome))
+    }
+
+    /// Commits a batch of messages; every message gets a result.
+    pub async fn commit(&mut self, msgs: &[Message]) -> CommitOutcome {
+        let mut out = CommitOutcome::default();
+        let mut by_table: HashMap<TableIdent, Vec<(String, FileManifest)>> = HashMap::new();
+        for m in msgs {
+            match FileManifest::from_json(&m.body) {
+                Ok(fm) => by_table.entry(fm.table.clone()).or_default().push((m.id.clone(), fm)),
+                Err(e) => {
+                    warn!(message = %m.id, error = %e, "unreadable commit message");
+                    out.results.push((m.id.clone(), MessageResult::Poison { reason: e.to_string() }));
+                }
+            }
+        }
+        let mut tables: Vec<_> = by_table.into_iter().collect();
+        tables.sort_by(|a, b| a.0.cmp(&b.0));
+        for (table, group) in tables {
+            match self.commit_table(&table, &group).await {
+                Ok((results, snap)) => {
+                    out.results.extend(results);
+                    out.snapshots.extend(snap);
+                }
+                Err(e) => {
+                    warn!(%table, error = %e, "commit failed; messages left for redelivery");
+                    self.cache.remove(&table);
+                    let reason = e.to_string();
+                    out.results.extend(group.into_iter().map(|(id, _)| (id, MessageResult::Retry { reason: reason.clone() })));
+                }
+            }
+        }
+        out
+    }
+
+    async fn acquire(&self, table: &TableIdent) -> Result<Lease> {
+        let entity = format!("floe-committer/{table}");
+        let deadline = Instant::now() + self.cfg.lock_wait;
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            if let Some(lease) = self.ports.lock.try_acquire(&entity, &self.owner, self.cfg.lock_lease).await? {
+                return Ok(lease);
+            }
+            if Instant::now() >= deadline {
+                return Err(PortError::Throttled(format!("lock {entity} is held by another committer")).into());
+            }
+            let jitter = rand::rng().random_range(0..=backoff.as_millis() as u64 / 2);
+            tokio::time::sleep(backoff + Duration::from_millis(jitter)).await;
+            backoff = (backoff * 2).min(Duration::from_secs(2));
+        }
+    }
+
+    #[instrument(skip_all, fields(table = %table, messages = group.len()))]
+    async fn commit_table(
+        &mut self,
+        table: &TableIdent,
+        group: &[(String, FileManifest)],
+    ) -> Result<(Vec<(String, MessageResult)>, Option<(TableIdent, i64, usize, u64)>)> {
+        let lease = self.acquire(table).await?;
+        let result = self.commit_locked(table, group).await;
+        if let Err(e) = self.ports.lock.release(&lease).await {
+            warn!(%table, error = %e, "lock release failed; it will expire");
+        }
+        result
+    }
+
+    async fn state(&mut self, table: &TableIdent) -> Result<&mut Cached> {
+        let current = self.ports.pointer.load(table).await?.ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
+        let fresh = match self.cache.get(table) {
+            Some(c) => c.state.pointer.metadata_location != current.metadata_location,
+            None => true,
+        };
+        if fresh {
+            self.reads += 1;
+            let state = load_table(self.ports.pointer.as_ref(), self.ports.store.as_ref(), table)
+                .await?
+                .ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
+            self.cache.insert(table.clone(), Cached { state, manifests: None });
+        }
+        Ok(self.cache.get_mut(table).expect("inserted above"))
+    }
+
+    async fn commit_locked(
+        &mut self,
+        table: &TableIdent,
+        group: &[(String, FileManifest)],
+    ) -> Result<(Vec<(String, MessageResult)>, Option<(TableIdent, i64, usize, u64)>)> {
+        let started = Instant::now();
+        for attempt in 1..=self.cfg.commit_attempts {
+            let state = self.state(table).await?.state.clone();
+            let ids: Vec<String> = group.iter().flat_map(|(_, m)| m.sources.iter().map(|s| s.id.clone())).collect();
+            let known = self.ports.ledger.lookup(table, &ids).await?;
+            // A source is committed if the ledger says so, or if its pending snapshot made it
+            // into the table (the committer died between the swap and the ledger update).
+            let mut committed: HashSet<String> = HashSet::new();
+            let mut healed: HashMap<i64, Vec<String>> = HashMap::new();
+            for (id, s) in known {
+                match s {
+                    SourceState::Committed { .. } => {
+                        committed.insert(id);
+                    }
+                    SourceState::Pending { snapshot_id } if state.metadata.snapshot_by_id(snapshot_id).is_some() => {
+                        healed.entry(snapshot_id).or_default().push(id.clone());
+                        committed.insert(id);
+                    }
+                    SourceState::Pending { .. } => {}
+                }
+            }
+            for (snap, ids) in &healed {
+                self.ports.ledger.record_committed(table, ids, *snap).await?;
+            }
+
+            let mut results = vec![];
+            let mut take: Vec<&FileManifest> = vec![];
+            let mut take_ids: Vec<&String> = vec![];
+            let mut taken: HashSet<&str> = HashSet::new();
+            let mut batches: HashSet<&str> = HashSet::new();
+            for (id, m) in group {
+                let done = |s: &SourceRef| committed.contains(&s.id) || taken.contains(s.id.as_str());
+                if !batches.insert(m.batch_id.as_str()) || m.sources.iter().all(done) {
+                    results.push((id.clone(), MessageResult::Duplicate));
+                } else if m.sources.iter().any(done) {
+                    let requeue: Vec<SourceRef> = m.sources.iter().filter(|s| !done(s)).cloned().collect();
+                    warn!(message = %id, batch = %m.batch_id, requeue = requeue.len(), "manifest overlaps committed sources; rejected");
+                    results.push((id.clone(), MessageResult::Overlap { requeue }));
+                } else {
+                    taken.extend(m.sources.iter().map(|s| s.id.as_str()));
+                    take.push(m);
+                    take_ids.push(id);
+                }
+            }
+            if take.is_empty() {
+                return Ok((results, None));
+            }
+            let sources: Vec<String> = take.iter().flat_map(|m| m.sources.iter().map(|s| s.id.clone())).collect();
+            let files_meta: Vec<_> = take.iter().flat_map(|m| m.files.iter().map(move |f| (m, f))).collect();
+            if files_meta.is_empty() {
+                // Only empty sources: no rows to double-count, nothing to snapshot.
+                let snap = state.metadata.current_snapshot_id().unwrap_or(0);
+                self.ports.ledger.record_committed(table, &sources, snap).await?;
+                results.extend(take_ids.into_iter().map(|id| (id.clone(), MessageResult::Committed { snapshot_id: snap })));
+                return Ok((results, None));
+            }
+            let schema = state.metadata.current_schema().clone();
+            let mut data_files: Vec<(i32, DataFile)> = Vec::with_capacity(files_meta.len());
+            for (m, f) in &files_meta {
+                let spec = state.metadata.partition_spec_by_id(m.spec_id).ok_or_else(|| {
+                    Error::Config(format!("manifest {} names partition spec {} which the table lacks", m.batch_id, m.spec_id))
+                })?;
+                data_files.push((m.spec_id, f.to_data_file(&schema, spec)?));
+            }
+            let rows: u64 = data_files.iter().map(|(_, f)| f.record_count()).sum();
+            let nfiles = data_files.len();
+            let snapshot_id = loop {
+                let id = rand::rng().random_range(1..i64::MAX);
+                if state.metadata.snapshot_by_id(id).is_none() {
+                    break id;
+                }
+            };
+            self.ports.ledger.record_pending(table, &sources, snapshot_id).await?;
+            let cached = self.cache.get(table).and_then(|c| c.manifests.clone());
+            self.reads += u64::from(cached.is_none() && state.metadata.current_snapshot().is_some());
+            let extra = [("floe.source-objects", sources.len().to_string())];
+            let plan = plan_append(self.ports.store.as_ref(), &state, cached, data_files, snapshot_id, &extra).await?;
+            match self.ports.pointer.swap(table, &state.pointer, &plan.metadata_location).await {
+                Ok(pointer) => {
+                    self.cache.insert(
+                        table.clone(),
+                        Cached { state: TableState { pointer, metadata: plan.metadata.clone() }, manifests: Some(plan.manifests) },
+                    );
+                    self.ports.ledger.record_committed(table, &sources, snapshot_id).await?;
+                    info!(%table, snapshot_id, files = nfiles, rows, attempt, ms = started.elapsed().as_millis() as u64, "committed");
+                    self.ports.metrics.count("commits", 1);
+                    self.ports.metrics.count("committed_rows", rows);
+                    results.extend(take_ids.into_iter().map(|id| (id.clone(), MessageResult::Committed { snapshot_id })));
+                    return Ok((results, Some((table.clone(), snapshot_id, nfiles, rows))));
+                }
+                Err(PortError::Conflict(why)) => {
+                    warn!(%table, attempt, %why, "pointer swap lost; re-planning");
+                    self.cache.remove(table);
+                    let _ = self.ports.store.delete(&plan.metadata_location).await;
+                    let pause = rand::rng().random_range(10..50 * u64::from(attempt));
+                    tokio::time::sleep(Duration::from_millis(pause)).await;
+                }
+                Err(e) => {
+                    // The swap may or may not have landed: the pending records decide later.
+                    self.cache.remove(table);
+                    return Err(e.into());
+                }
+            }
+        }
+        Err(Error::CommitFailed {
+            table: table.to_string(),
+            attempts: self.cfg.commit_attempts,
+            reason: "every compare-and-swap lost to a concurrent commit".into(),
+        })
+    }
+}

@@ -1,0 +1,113 @@
+//! Conditional creation of a table on first sight of data for it.
+//!
+//! The first metadata.json is written under a fresh name and registered with the catalog's
+//! create-if-absent; if another process won the race, its table is loaded instead and this
+//! attempt's metadata file is deleted. Creation is the one metadata write outside the
+//! committer, and it is safe for the same reason commits are: the catalog's conditional write.
+
+use bytes::Bytes;
+use tracing::info;
+
+use crate::config::{EngineConfig, TableConfig, join_terms};
+use crate::convert::{avro, schema};
+use crate::ports::{ObjectMeta, Ports};
+use crate::table::{
+    PROP_DEDUP_KEY, TableState, create_table_metadata, load_table, metadata_file_uri, partition_spec_text, sort_order_text,
+    table_location,
+};
+use crate::{Error, PortError, Rejection, Result};
+
+/// Loads `cfg.table`, creating it from the schema of the first readable object if it is
+/// missing. Objects whose header cannot be read are skipped here (the writer quarantines them).
+/// Returns the state and whether this call created the table.
+pub async fn ensure_table(
+    ports: &Ports,
+    engine: &EngineConfig,
+    cfg: &TableConfig,
+    warehouse: &str,
+    objects: &[ObjectMeta],
+) -> Result<(TableState, bool)> {
+    if let Some(state) = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &cfg.table).await? {
+        check_settings(&state, cfg)?;
+        return Ok((state, false));
+    }
+    let mut last: Option<(String, Rejection)> = None;
+    for obj in objects {
+        if obj.size == 0 || obj.size > engine.max_object_bytes {
+            continue;
+        }
+        let bytes = ports.store.get(&obj.uri).await?;
+        let info = match avro::inspect(&bytes) {
+            Ok(i) => i,
+            Err(r) => {
+                last = Some((obj.uri.clone(), r));
+                continue;
+            }
+        };
+        let iceberg_schema = match schema::parse_avro_schema(&info.schema_json).and_then(|s| schema::avro_to_iceberg(&s)) {
+            Ok(s) => s,
+            Err(e) => {
+                last = Some((obj.uri.clone(), Rejection::new("schema", e.to_string())));
+                continue;
+            }
+        };
+        let location = table_location(warehouse, &cfg.table);
+        let metadata = create_table_metadata(iceberg_schema, cfg, &location)?;
+        let meta_uri = metadata_file_uri(&location, 0);
+        ports.store.put_if_absent(&meta_uri, Bytes::from(serde_json::to_vec(&metadata)?)).await?;
+        return match ports.pointer.create(&cfg.table, &meta_uri).await {
+            Ok(_) => {
+                info!(table = %cfg.table, schema_from = %obj.uri, "table created");
+                let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &cfg.table).await?;
+                Ok((state.ok_or_else(|| Error::NoSuchTable(cfg.table.to_string()))?, true))
+            }
+            Err(PortError::Conflict(_)) => {
+                let _ = ports.store.delete(&meta_uri).await;
+                let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &cfg.table).await?;
+                Ok((state.ok_or_else(|| Error::NoSuchTable(cfg.table.to_string()))?, false))
+            }
+            Err(e) => Err(e.into()),
+        };
+    }
+    Err(match last {
+        Some((uri, r)) => Error::Config(format!(
+            "table {} does not exist and no input could define it; last refusal: {uri}: {r}",
+            cfg.table
+        )),
+        None => Error::Config(format!("table {} does not exist and there is no input to define it", cfg.table)),
+    })
+}
+
+/// Refuses settings that contradict an existing table (changing a table's partitioning, sort
+/// order or dedup key is not supported yet); settings left empty defer to the table.
+pub fn check_settings(state: &TableState, cfg: &TableConfig) -> Result<()> {
+    let m = &state.metadata;
+    let schema = m.current_schema();
+    let mismatch = |what: &str, table: String, asked: String| {
+        Error::Config(format!(
+            "table {} exists with {what} `{table}` but `{asked}` was asked for; changing it is not supported yet \
+             (drop the flag to use the table's)",
+            cfg.table
+        ))
+    };
+    if !cfg.partition_by.is_empty() {
+        let (have, want) = (partition_spec_text(m.default_partition_spec(), schema), join_terms(&cfg.partition_by));
+        if have != want {
+            return Err(mismatch("partitioning", have, want));
+        }
+    }
+    if !cfg.sort_by.is_empty() {
+        let (have, want) = (sort_order_text(m.default_sort_order(), schema), join_terms(&cfg.sort_by));
+        if have != want {
+            return Err(mismatch("sort order", have, want));
+        }
+    }
+    if !cfg.dedup_key.is_empty() {
+        let have = m.properties().get(PROP_DEDUP_KEY).cloned().unwrap_or_default();
+        let want = cfg.dedup_key.join(",");
+        if have != want {
+            return Err(mismatch("dedup key", have, want));
+        }
+    }
+    Ok(())
+}

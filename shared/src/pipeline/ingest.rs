@@ -1,0 +1,252 @@
+//! Embedded mode: writers and the committer in one process over local (or any) ports.
+//!
+//! Splits the input into writer batches, runs up to `writers` of them at once, and runs the
+//! committer alongside, committing manifests as they arrive. Sources that the committer sends
+//! back (a manifest overlapping another batch) are written again. Leftover messages from an
+//! earlier, interrupted run are committed too: the commit queue is durable.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+use tracing::info;
+
+use super::commit::{Committer, MessageResult};
+use super::create::ensure_table;
+use super::write::{WriteOutcome, write};
+use crate::config::{EngineConfig, TableConfig};
+use crate::ports::{ObjectMeta, Ports};
+use crate::table::WriterTable;
+use crate::{Error, Rejection, Result};
+
+/// How embedded ingest splits and parallelizes work.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    /// Concurrent writer batches.
+    pub writers: usize,
+    /// A writer batch closes when its objects reach this many bytes...
+    pub batch_bytes: u64,
+    /// ...or this many objects.
+    pub batch_objects: usize,
+    /// Visibility timeout of commit messages.
+    pub visibility: Duration,
+}
+
+impl Default for IngestOptions {
+    fn default() -> Self {
+        IngestOptions {
+            writers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            batch_bytes: 64 * 1024 * 1024,
+            batch_objects: 512,
+            visibility: Duration::from_secs(300),
+        }
+    }
+}
+
+/// What an ingest run did.
+#[derive(Debug, Default)]
+pub struct IngestReport {
+    /// Whether the table was created by this run.
+    pub created: bool,
+    /// Objects given.
+    pub objects: usize,
+    /// Objects skipped as already committed.
+    pub skipped: usize,
+    /// Objects refused, with why.
+    pub quarantined: Vec<(String, Rejection)>,
+    /// Rows decoded.
+    pub rows_in: u64,
+    /// Rows committed.
+    pub rows_committed: u64,
+    /// Duplicate rows dropped by the dedup key.
+    pub duplicates: u64,
+    /// Source bytes read.
+    pub bytes_in: u64,
+    /// Data files committed.
+    pub files: usize,
+    /// Snapshots created.
+    pub snapshots: usize,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// Splits objects into writer batches by size and count, keeping input order.
+pub fn plan_batches(objects: Vec<ObjectMeta>, opts: &IngestOptions) -> Vec<Vec<ObjectMeta>> {
+    let mut out: Vec<Vec<ObjectMeta>> = vec![];
+    let mut cur: Vec<ObjectMeta> = vec![];
+    let mut bytes = 0u64;
+    for o in objects {
+        if !cur.is_empty() && (bytes + o.size > opts.batch_bytes || cur.len() >= opts.batch_objects) {
+            out.push(std::mem::take(&mut cur));
+            bytes = 0;
+        }
+        bytes += o.size;
+        cur.push(o);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Ingests `objects` into `table_cfg.table` under `warehouse`, creating the table if needed.
+pub async fn ingest(
+    engine: &EngineConfig,
+    ports: &Ports,
+    table_cfg: &TableConfig,
+    warehouse: &str,
+    objects: Vec<ObjectMeta>,
+    opts: &IngestOptions,
+) -> Result<IngestReport> {
+    let started = Instant::now();
+    let mut report = IngestReport { objects: objects.len(), ..Default::default() };
+    let (state, created) = ensure_table(ports, engine, table_cfg, warehouse, &objects).await?;
+    report.created = created;
+    let table = Arc::new(WriterTable::from_metadata(&table_cfg.table, &state.metadata)?);
+
+    // The committer runs alongside the writers and stops once they are done and the queue is empty.
+    let writers_done = Arc::new(AtomicBool::new(false));
+    let committer = {
+        let (engine, ports, done, visibility) = (engine.clone(), ports.clone(), writers_done.clone(), opts.visibility);
+        tokio::spawn(async move { run_committer(engine, ports, done, visibility).await })
+    };
+
+    let outcomes = run_writers(engine, ports, &table, plan_batches(objects, opts), opts.writers).await;
+    writers_done.store(true, Ordering::SeqCst);
+    let committed = committer.await.map_err(|e| Error::Config(format!("committer task failed: {e}")))?;
+    let outcomes = outcomes?;
+    let committed = committed?;
+    for o in outcomes {
+        report.skipped += o.skipped.len();
+        report.rows_in += o.rows_in;
+        report.duplicates += o.duplicates;
+        report.bytes_in += o.bytes_in;
+        report.quarantined.extend(o.quarantined.into_iter().map(|(m, r)| (m.uri, r)));
+    }
+    report.rows_committed = committed.rows;
+    report.files = committed.files;
+    report.snapshots = committed.snapshots;
+    if !committed.requeue.is_empty() {
+        // Sources bounced by an overlapping manifest: write them again, in batches of their own.
+        let mut again = vec![];
+        for s in committed.requeue {
+            match ports.store.head(&s.uri).await {
+                Ok(meta) => again.push(meta),
+                Err(crate::PortError::NotFound(_)) => {
+                    report.quarantined.push((s.uri, Rejection::new("unreadable", "the object vanished before it could be rewritten")));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let second = Box::pin(ingest(engine, ports, table_cfg, warehouse, again, opts)).await?;
+        report.rows_in += second.rows_in;
+        report.rows_committed += second.rows_committed;
+        report.duplicates += second.duplicates;
+        report.files += second.files;
+        report.snapshots += second.snapshots;
+        report.quarantined.extend(second.quarantined);
+    }
+    report.elapsed = started.elapsed();
+    info!(
+        table = %table_cfg.table,
+        objects = report.objects,
+        skipped = report.skipped,
+        quarantined = report.quarantined.len(),
+        rows = report.rows_committed,
+        files = report.files,
+        ms = report.elapsed.as_millis() as u64,
+        "ingest done"
+    );
+    Ok(report)
+}
+
+async fn run_writers(
+    engine: &EngineConfig,
+    ports: &Ports,
+    table: &Arc<WriterTable>,
+    batches: Vec<Vec<ObjectMeta>>,
+    writers: usize,
+) -> Result<Vec<WriteOutcome>> {
+    let sem = Arc::new(tokio::sync::Semaphore::new(writers.max(1)));
+    let mut set = JoinSet::new();
+    for batch in batches {
+        let permit = sem.clone().acquire_owned().await.map_err(|e| Error::Config(e.to_string()))?;
+        let (engine, ports, table) = (engine.clone(), ports.clone(), table.clone());
+        set.spawn(async move {
+            let r = write(&engine, &ports, &table, batch).await;
+            drop(permit);
+            r
+        });
+    }
+    let mut out = vec![];
+    while let Some(r) = set.join_next().await {
+        match r.map_err(|e| Error::Config(format!("writer task failed: {e}")))? {
+            Ok(o) => out.push(o),
+            Err(e) => {
+                set.abort_all();
+                return Err(e);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What the embedded committer loop committed.
+#[derive(Debug, Default)]
+struct CommitTotals {
+    rows: u64,
+    files: usize,
+    snapshots: usize,
+    requeue: Vec<crate::message::SourceRef>,
+}
+
+/// Consecutive rounds in which every message had to be retried before giving up.
+const MAX_STUCK_ROUNDS: u32 = 50;
+
+async fn run_committer(engine: EngineConfig, ports: Ports, writers_done: Arc<AtomicBool>, visibility: Duration) -> Result<CommitTotals> {
+    let mut committer = Committer::new(engine, ports);
+    let mut totals = CommitTotals::default();
+    let mut stuck = 0;
+    loop {
+        // Read the flag before receiving, so a manifest sent just before it flipped is seen.
+        let done = writers_done.load(Ordering::SeqCst);
+        match committer.run_once(1000, visibility).await? {
+            Some(outcome) => {
+                for (_, snap, files, rows) in &outcome.snapshots {
+                    let _ = snap;
+                    totals.rows += rows;
+                    totals.files += files;
+                    totals.snapshots += 1;
+                }
+                let mut retried = None;
+                let mut progressed = false;
+                for (_, r) in outcome.results {
+                    match r {
+                        MessageResult::Overlap { requeue } => {
+                            totals.requeue.extend(requeue);
+                            progressed = true;
+                        }
+                        MessageResult::Retry { reason } => retried = Some(reason),
+                        MessageResult::Poison { reason } => {
+                            tracing::error!(%reason, "commit message cannot be read; it will be dead-lettered");
+                        }
+                        _ => progressed = true,
+                    }
+                }
+                match retried {
+                    Some(reason) if !progressed => {
+                        stuck += 1;
+                        if stuck >= MAX_STUCK_ROUNDS {
+                            return Err(Error::CommitFailed { table: "*".into(), attempts: stuck, reason });
+                        }
+                        tokio::time::sleep(Duration::from_millis(100 * u64::from(stuck.min(20)))).await;
+                    }
+                    _ => stuck = 0,
+                }
+            }
+            None if done => return Ok(totals),
+            None => tokio::time::sleep(Duration::from_millis(25)).await,
+        }
+    }
+}

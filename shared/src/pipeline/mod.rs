@@ -1,0 +1,14 @@
+//! The roles as library functions over [`Ports`](crate::ports::Ports): one entry point each.
+//!
+//! - [`write::write`]: the writer role (source objects → data files + a file manifest message);
+//! - [`commit::Committer`]: the committer role (messages → one snapshot per table, pointer swap);
+//! - [`create::ensure_table`]: conditional creation of a table from a source object's schema;
+//! - [`ingest::ingest`]: embedded mode, running writers and the committer in one process.
+//!
+//! The Lambda handlers and the `floe` command call these and nothing below them.
+
+pub mod cluster;
+pub mod commit;
+pub mod create;
+pub mod ingest;
+pub mod write;

@@ -1,0 +1,226 @@
+//! The writer role: source objects in, Parquet data files and one file manifest out.
+//!
+//! For one batch of source objects bound for one table: skip objects the ledger says are
+//! committed, read and decode the rest (refusing bad ones into the quarantine, never failing
+//! the batch for them), drop duplicates of the dedup key, cluster by partition and sort key,
+//! encode Parquet with inline metrics under names derived from the batch's identity, upload,
+//! and send one [`FileManifest`] to the commit queue. It never touches table metadata.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::RecordBatch;
+use bytes::Bytes;
+use sha2::{Digest, Sha256};
+use tracing::{info, instrument, warn};
+
+use super::cluster::{cluster, dedup};
+use crate::config::EngineConfig;
+use crate::convert::{avro, conform, parquet, schema};
+use crate::message::{DataFileMeta, FileManifest, MESSAGE_VERSION, SourceRef};
+use crate::ports::{ObjectMeta, Ports, QuarantineRecord, SourceState};
+use crate::table::{WriterTable, data_file_uri, partition_path};
+use crate::{Error, Rejection, Result};
+
+/// The identity of a source object: its URI and content version.
+pub fn source_id(o: &ObjectMeta) -> String {
+    format!("{}#{}", o.uri, o.version)
+}
+
+/// What a writer batch did.
+#[derive(Debug, Default)]
+pub struct WriteOutcome {
+    /// The manifest sent to the commit queue, if any source was accepted.
+    pub manifest: Option<FileManifest>,
+    /// Objects refused, with why.
+    pub quarantined: Vec<(ObjectMeta, Rejection)>,
+    /// Objects skipped because the ledger says they are committed.
+    pub skipped: Vec<ObjectMeta>,
+    /// Rows decoded from accepted objects.
+    pub rows_in: u64,
+    /// Rows written (after dedup).
+    pub rows_out: u64,
+    /// Duplicate rows dropped.
+    pub duplicates: u64,
+    /// Source bytes read.
+    pub bytes_in: u64,
+}
+
+/// An accepted, decoded source object.
+struct Decoded {
+    source: SourceRef,
+    batches: Vec<RecordBatch>,
+}
+
+/// Reads and checks one object: framing, schema mapping, decoding, conformance to the table.
+pub fn read_object(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<Vec<RecordBatch>, Rejection> {
+    let info = avro::inspect(bytes)?;
+    let avro_schema = schema::parse_avro_schema(&info.schema_json).map_err(schema_rejection)?;
+    schema::avro_to_iceberg(&avro_schema).map_err(schema_rejection)?;
+    let batches = avro::decode(bytes, &info, cfg.max_decoded_bytes)?;
+    batches.iter().map(|b| conform::conform_batch(b, &table.arrow_schema).map_err(schema_rejection)).collect()
+}
+
+fn schema_rejection(e: Error) -> Rejection {
+    match e {
+        Error::Schema { field, reason } => Rejection::new("schema", format!("field `{field}`: {reason}")),
+        other => Rejection::new("schema", other.to_string()),
+    }
+}
+
+/// Runs the writer role on one batch of source objects for `table`.
+#[instrument(skip_all, fields(table = %table.ident, objects = objects.len()))]
+pub async fn write(cfg: &EngineConfig, ports: &Ports, table: &WriterTable, objects: Vec<ObjectMeta>) -> Result<WriteOutcome> {
+    let started = Instant::now();
+    let mut out = WriteOutcome::default();
+    let ids: Vec<String> = objects.iter().map(source_id).collect();
+    let known = ports.ledger.lookup(&table.ident, &ids).await?;
+    let committed: std::collections::HashSet<&str> = known
+        .iter()
+        .filter(|(_, s)| matches!(s, SourceState::Committed { .. }))
+        .map(|(id, _)| id.as_str())
+        .collect();
+
+    let mut accepted: Vec<Decoded> = vec![];
+    for (obj, id) in objects.into_iter().zip(ids.iter()) {
+        if committed.contains(id.as_str()) {
+            out.skipped.push(obj);
+            continue;
+        }
+        let read = if obj.size > cfg.max_object_bytes {
+            Err(Rejection::new("too-large", format!("{} bytes is over the limit of {}", obj.size, cfg.max_object_bytes)))
+        } else {
+            let bytes = ports.store.get(&obj.uri).await?;
+            out.bytes_in += bytes.len() as u64;
+            ports.metrics.count("source_bytes", bytes.len() as u64);
+            let (t, c) = (table.clone(), cfg.clone());
+            tokio::task::spawn_blocking(move || read_object(&bytes, &t, &c))
+                .await
+                .map_err(|e| Error::Config(format!("decoder task failed: {e}")))?
+        };
+        ports.metrics.count("source_objects", 1);
+        match read {
+            Ok(batches) => {
+                let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+                out.rows_in += rows;
+                ports.metrics.count("rows", rows);
+                let source = SourceRef { id: id.clone(), uri: obj.uri.clone(), size: obj.size, rows };
+                accepted.push(Decoded { source, batches });
+            }
+            Err(rejection) => {
+                warn!(uri = %obj.uri, kind = %rejection.kind, reason = %rejection.reason, "source object quarantined");
+                ports.metrics.count("quarantined", 1);
+                ports
+                    .ledger
+                    .quarantine(QuarantineRecord {
+                        source_id: id.clone(),
+                        uri: obj.uri.clone(),
+                        table: Some(table.ident.to_string()),
+                        rejection: rejection.clone(),
+                        at_ms: chrono::Utc::now().timestamp_millis(),
+                    })
+                    .await?;
+                out.quarantined.push((obj, rejection));
+            }
+        }
+    }
+    if accepted.is_empty() {
+        return Ok(out);
+    }
+
+    let sources: Vec<SourceRef> = accepted.iter().map(|d| d.source.clone()).collect();
+    let batch_id = batch_key(&sources);
+    let bytes_per_row = (out.bytes_in as f64 / out.rows_in.max(1) as f64).max(1.0);
+    let batches: Vec<RecordBatch> = accepted.into_iter().flat_map(|d| d.batches).collect();
+    let (t, c, key) = (table.clone(), cfg.clone(), batch_id.clone());
+    let encoded = tokio::task::spawn_blocking(move || encode(&t, &c, batches, &key, bytes_per_row))
+        .await
+        .map_err(|e| Error::Config(format!("encoder task failed: {e}")))?
+        .map_err(|e| Error::WriteFailed { table: table.ident.to_string(), objects: sources.len(), source: Box::new(e) })?;
+    out.duplicates = encoded.duplicates as u64;
+    let mut files = Vec::with_capacity(encoded.files.len());
+    for (meta, body) in encoded.files {
+        ports.store.put(&meta.path, body).await?;
+        out.rows_out += meta.record_count;
+        files.push(meta);
+    }
+    let manifest = FileManifest {
+        version: MESSAGE_VERSION,
+        table: table.ident.clone(),
+        batch_id,
+        schema_id: table.schema.schema_id(),
+        spec_id: table.spec.spec_id(),
+        sources,
+        files,
+    };
+    ports.commit_queue.send(manifest.to_json()?).await?;
+    info!(
+        rows_in = out.rows_in,
+        rows_out = out.rows_out,
+        duplicates = out.duplicates,
+        files = manifest.files.len(),
+        quarantined = out.quarantined.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "writer batch done"
+    );
+    out.manifest = Some(manifest);
+    Ok(out)
+}
+
+/// Deterministic id of a batch: a hash of its sorted source ids.
+fn batch_key(sources: &[SourceRef]) -> String {
+    let mut ids: Vec<&str> = sources.iter().map(|s| s.id.as_str()).collect();
+    ids.sort_unstable();
+    let mut h = Sha256::new();
+    for id in ids {
+        h.update(id.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(&h.finalize()[..10])
+}
+
+/// Encoded data files of a batch.
+pub struct Encoded {
+    /// Each file's manifest entry and bytes.
+    pub files: Vec<(DataFileMeta, Bytes)>,
+    /// Duplicate rows dropped.
+    pub duplicates: usize,
+}
+
+/// The CPU part of a writer batch: dedup, cluster, and encode Parquet files with metrics.
+pub fn encode(
+    table: &WriterTable,
+    cfg: &EngineConfig,
+    batches: Vec<RecordBatch>,
+    batch_key: &str,
+    source_bytes_per_row: f64,
+) -> Result<Encoded> {
+    let all = arrow_select::concat::concat_batches(&table.arrow_schema, &batches)?;
+    drop(batches);
+    let (all, duplicates) = dedup(all, &table.dedup_key)?;
+    let clustered = cluster(all, table)?;
+    let props = parquet::writer_properties(&table.compression, cfg.row_group_rows)?;
+    let ptype = table.spec.partition_type(&table.schema)?;
+    let rows_per_file = ((table.target_file_size as f64 / source_bytes_per_row) as usize).max(1024);
+    let sort_order_id = (!table.sort_order.is_unsorted()).then_some(table.sort_order.order_id as i32);
+    let mut files = vec![];
+    for (part_no, (range, value)) in clustered.partitions.iter().enumerate() {
+        let ppath = partition_path(&table.spec, &table.schema, value);
+        let mut start = range.start;
+        let mut seq = 0;
+        while start < range.end {
+            let len = rows_per_file.min(range.end - start);
+            let slice = clustered.batch.slice(start, len);
+            let (body, metrics) = parquet::write_parquet(&[slice], &table.arrow_schema, &table.schema, props.clone())?;
+            let path = data_file_uri(&table.location, &ppath, batch_key, part_no, seq);
+            let meta = DataFileMeta::new(path, body.len() as u64, value, &ptype, &metrics, sort_order_id)?;
+            files.push((meta, body));
+            start += len;
+            seq += 1;
+        }
+    }
+    Ok(Encoded { files, duplicates })
+}
+
+/// Shared handle so callers can fan batches out over tasks.
+pub type SharedTable = Arc<WriterTable>;

@@ -1,0 +1,33 @@
+//! The lock port: a leased, heartbeated mutual exclusion for the committer, in the spirit of
+//! Iceberg Java's `DynamoDbLockManager`. It only avoids wasted work: correctness never depends
+//! on it, because the table pointer's compare-and-swap fences a committer whose lease expired.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::PortError;
+
+/// A held lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// What is locked (e.g. `floe-committer/analytics.events`).
+    pub entity: String,
+    /// Who holds it (unique per process).
+    pub owner: String,
+    /// Version token, renewed at each heartbeat.
+    pub version: String,
+    /// How long the lease lasts without a heartbeat.
+    pub duration: Duration,
+}
+
+/// Leased locks.
+#[async_trait]
+pub trait Lock: Send + Sync {
+    /// Takes the lock if it is free or its lease has expired; `None` if someone else holds it.
+    async fn try_acquire(&self, entity: &str, owner: &str, lease: Duration) -> Result<Option<Lease>, PortError>;
+    /// Extends the lease; `Conflict` if it was lost (expired and taken by someone else).
+    async fn heartbeat(&self, lease: &Lease) -> Result<Lease, PortError>;
+    /// Releases the lock if still held by this lease.
+    async fn release(&self, lease: &Lease) -> Result<(), PortError>;
+}

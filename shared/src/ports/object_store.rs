@@ -1,0 +1,35 @@
+//! The object store port: whole-object get/put addressed by absolute URI (`file:///…`, `s3://…`).
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use crate::PortError;
+
+/// What the store knows of an object without reading it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectMeta {
+    /// Absolute URI of the object.
+    pub uri: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Opaque version of the content (S3 ETag; locally size + modification time). Together with
+    /// the URI it identifies one source object: an overwrite is a new object.
+    pub version: String,
+}
+
+/// Objects addressed by absolute URI.
+#[async_trait]
+pub trait ObjectStore: Send + Sync {
+    /// Reads a whole object. `NotFound` if it does not exist.
+    async fn get(&self, uri: &str) -> Result<Bytes, PortError>;
+    /// Reads an object's size and version.
+    async fn head(&self, uri: &str) -> Result<ObjectMeta, PortError>;
+    /// Writes (or overwrites) an object atomically: readers see the old or the new content.
+    async fn put(&self, uri: &str, body: Bytes) -> Result<(), PortError>;
+    /// Writes an object only if none exists at `uri`; `Conflict` otherwise.
+    async fn put_if_absent(&self, uri: &str, body: Bytes) -> Result<(), PortError>;
+    /// Lists objects under a URI prefix (recursively), in key order.
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, PortError>;
+    /// Deletes an object; deleting a missing object succeeds.
+    async fn delete(&self, uri: &str) -> Result<(), PortError>;
+}

@@ -1,0 +1,81 @@
+//! The table pointer port: a catalog reduced to "where is the current metadata.json" plus a
+//! conditional swap. The committer builds the metadata itself; the swap is the commit.
+
+use std::fmt;
+use std::str::FromStr;
+
+use async_trait::async_trait;
+
+use crate::{Error, PortError};
+
+/// A table name: a namespace and a name (`analytics.events`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct TableIdent {
+    /// The namespace (one level).
+    pub namespace: String,
+    /// The table name.
+    pub name: String,
+}
+
+impl TableIdent {
+    /// Builds an identifier from its parts.
+    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        TableIdent { namespace: namespace.into(), name: name.into() }
+    }
+}
+
+impl fmt::Display for TableIdent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.namespace, self.name)
+    }
+}
+
+impl FromStr for TableIdent {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let valid = |p: &str| {
+            !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        match s.split_once('.') {
+            Some((ns, name)) if valid(ns) && valid(name) => Ok(TableIdent::new(ns, name)),
+            _ => Err(Error::Config(format!(
+                "table name `{s}` must be NAMESPACE.NAME (letters, digits, `_`, `-`), e.g. `default.events`"
+            ))),
+        }
+    }
+}
+
+impl TryFrom<String> for TableIdent {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self, Error> {
+        s.parse()
+    }
+}
+
+impl From<TableIdent> for String {
+    fn from(t: TableIdent) -> String {
+        t.to_string()
+    }
+}
+
+/// The current pointer of a table, with the token a conditional swap must present.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pointer {
+    /// URI of the current metadata.json.
+    pub metadata_location: String,
+    /// Backend version token (the previous location, a version number, a Glue VersionId).
+    pub version: String,
+}
+
+/// Load and conditionally swap table pointers.
+#[async_trait]
+pub trait TablePointer: Send + Sync {
+    /// The table's current pointer, or `None` if the table does not exist.
+    async fn load(&self, table: &TableIdent) -> Result<Option<Pointer>, PortError>;
+    /// Registers a new table; `Conflict` if it already exists.
+    async fn create(&self, table: &TableIdent, metadata_location: &str) -> Result<Pointer, PortError>;
+    /// Points the table at `new_location` if it still points where `expected` says;
+    /// `Conflict` otherwise (someone else committed, or a zombie lost its fence).
+    async fn swap(&self, table: &TableIdent, expected: &Pointer, new_location: &str) -> Result<Pointer, PortError>;
+}

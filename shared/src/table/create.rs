@@ -1,0 +1,149 @@
+//! Metadata of a new table: schema, partition spec, sort order and properties from a
+//! [`TableConfig`], with every column the user named checked against the schema.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+
+use iceberg::spec::{
+    FormatVersion, NullOrder, PartitionSpec, Schema, SortDirection, SortField, SortOrder, TableMetadata,
+    TableMetadataBuilder, Transform, Type, UnboundPartitionSpec,
+};
+
+use super::{PROP_COMPRESSION, PROP_DEDUP_KEY, PROP_TARGET_FILE_SIZE};
+use crate::config::{PartitionTerm, SortTerm, TableConfig};
+use crate::{Error, Result};
+
+/// Builds the first metadata of a table at `location`.
+pub fn create_table_metadata(schema: Schema, cfg: &TableConfig, location: &str) -> Result<TableMetadata> {
+    let spec = partition_spec(&schema, &cfg.partition_by)?;
+    let order = sort_order(&schema, &cfg.sort_by)?;
+    for col in &cfg.dedup_key {
+        primitive_column(&schema, col, "dedup key")?;
+    }
+    let mut props: HashMap<String, String> = cfg.properties.clone().into_iter().collect();
+    props.remove("format-version"); // not a property: Floe writes format v2
+    if !cfg.dedup_key.is_empty() {
+        props.insert(PROP_DEDUP_KEY.into(), cfg.dedup_key.join(","));
+    }
+    props.insert(PROP_COMPRESSION.into(), cfg.compression.clone());
+    let codec = cfg.compression.split('(').next().unwrap_or("zstd").to_ascii_lowercase();
+    props.insert("write.parquet.compression-codec".into(), codec);
+    props.insert(PROP_TARGET_FILE_SIZE.into(), cfg.target_file_size.to_string());
+    let built = TableMetadataBuilder::new(schema, spec, order, location.to_string(), FormatVersion::V2, props)?
+        .build()?;
+    Ok(built.metadata)
+}
+
+fn primitive_column<'a>(schema: &'a Schema, col: &str, role: &str) -> Result<&'a iceberg::spec::NestedFieldRef> {
+    let f = schema.field_by_name(col).ok_or_else(|| {
+        Error::Config(format!(
+            "{role} column `{col}` is not in the table schema (columns: {})",
+            schema.as_struct().fields().iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    if !matches!(f.field_type.as_ref(), Type::Primitive(_)) {
+        return Err(Error::Config(format!("{role} column `{col}` is {}, not a primitive column", f.field_type)));
+    }
+    if in_repeated(schema, col) {
+        return Err(Error::Config(format!("{role} column `{col}` is inside a list or map")));
+    }
+    Ok(f)
+}
+
+/// Whether a dotted path passes through a list or map.
+fn in_repeated(schema: &Schema, col: &str) -> bool {
+    let parts: Vec<&str> = col.split('.').collect();
+    (1..parts.len()).any(|i| {
+        schema
+            .field_by_name(&parts[..i].join("."))
+            .is_some_and(|f| matches!(f.field_type.as_ref(), Type::List(_) | Type::Map(_)))
+    })
+}
+
+fn partition_spec(schema: &Schema, terms: &[PartitionTerm]) -> Result<UnboundPartitionSpec> {
+    let mut b = UnboundPartitionSpec::builder().with_spec_id(0);
+    for t in terms {
+        let f = primitive_column(schema, &t.column, "partition")?;
+        let transform = Transform::from_str(&t.transform)
+            .map_err(|e| Error::Config(format!("partition transform `{}`: {e}", t.transform)))?;
+        if transform.result_type(&f.field_type).is_err() {
+            return Err(Error::Config(format!(
+                "partition transform `{}` cannot apply to column `{}` of type {}",
+                t.transform, t.column, f.field_type
+            )));
+        }
+        let base = t.column.replace('.', "_");
+        let name = match transform {
+            Transform::Identity => base,
+            Transform::Year => format!("{base}_year"),
+            Transform::Month => format!("{base}_month"),
+            Transform::Day => format!("{base}_day"),
+            Transform::Hour => format!("{base}_hour"),
+            Transform::Bucket(_) => format!("{base}_bucket"),
+            Transform::Truncate(_) => format!("{base}_trunc"),
+            _ => format!("{base}_{}", t.transform),
+        };
+        b = b.add_partition_field(f.id, name, transform)?;
+    }
+    let spec = b.build();
+    // Bind once to surface errors (duplicate names, redundant transforms) as configuration errors.
+    PartitionSpec::builder(schema.clone())
+        .add_unbound_fields(spec.fields().iter().cloned())
+        .and_then(|b| b.build())
+        .map_err(|e| Error::Config(format!("partition spec: {e}")))?;
+    Ok(spec)
+}
+
+fn sort_order(schema: &Schema, terms: &[SortTerm]) -> Result<SortOrder> {
+    if terms.is_empty() {
+        return Ok(SortOrder::unsorted_order());
+    }
+    let mut b = SortOrder::builder();
+    b.with_order_id(1);
+    for t in terms {
+        let f = primitive_column(schema, &t.column, "sort")?;
+        b.with_sort_field(SortField {
+            source_id: f.id,
+            transform: Transform::Identity,
+            direction: if t.descending { SortDirection::Descending } else { SortDirection::Ascending },
+            null_order: if t.nulls_first { NullOrder::First } else { NullOrder::Last },
+        });
+    }
+    Ok(b.build(schema)?)
+}
+
+/// The partition spec in Floe's text form (`day(event_time), identity(tenant_id)`).
+pub fn partition_spec_text(spec: &PartitionSpec, schema: &Schema) -> String {
+    spec.fields()
+        .iter()
+        .map(|f| {
+            let col = schema.name_by_field_id(f.source_id).unwrap_or("?");
+            match f.transform {
+                Transform::Bucket(n) => format!("bucket({n}, {col})"),
+                Transform::Truncate(n) => format!("truncate({n}, {col})"),
+                t => format!("{t}({col})"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The sort order in Floe's text form (`tenant_id, event_time desc`).
+pub fn sort_order_text(order: &SortOrder, schema: &Schema) -> String {
+    order
+        .fields
+        .iter()
+        .map(|f| {
+            let col = schema.name_by_field_id(f.source_id).unwrap_or("?").to_string();
+            let desc = f.direction == SortDirection::Descending;
+            let nulls_first = f.null_order == NullOrder::First;
+            match (desc, nulls_first) {
+                (false, true) => col,
+                (true, false) => format!("{col} desc"),
+                (false, false) => format!("{col} asc nulls last"),
+                (true, true) => format!("{col} desc nulls first"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

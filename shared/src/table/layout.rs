@@ -1,0 +1,52 @@
+//! Where a table's files live: names for table locations, data files and metadata files.
+//! Data file names are deterministic in the writer batch's identity, so a retried batch
+//! overwrites its own files instead of leaving orphans.
+
+use iceberg::spec::{PartitionSpec, Schema, Struct};
+
+use crate::TableIdent;
+
+/// The location of a new table under a warehouse URI (`file:///w` or `s3://b/p`), in the
+/// layout PyIceberg and Iceberg Java use: `<warehouse>/<namespace>.db/<name>`.
+pub fn table_location(warehouse: &str, table: &TableIdent) -> String {
+    format!("{}/{}.db/{}", warehouse.trim_end_matches('/'), table.namespace, table.name)
+}
+
+/// `<location>/metadata/<version:05>-<uuid>.metadata.json`.
+pub fn metadata_file_uri(location: &str, version: u64) -> String {
+    format!("{location}/metadata/{version:05}-{}.metadata.json", uuid::Uuid::new_v4())
+}
+
+/// `<location>/data/<partition path>/<batch>-<part:05>-<seq:03>.parquet`.
+pub fn data_file_uri(location: &str, partition_path: &str, batch_key: &str, part: usize, seq: usize) -> String {
+    let dir = if partition_path.is_empty() { String::new() } else { format!("{partition_path}/") };
+    format!("{location}/data/{dir}{batch_key}-{part:05}-{seq:03}.parquet")
+}
+
+/// The Hive-style path of a partition (`event_time_day=2026-03-14/tenant_id=t-01`), values
+/// percent-encoded so that any string makes a safe key.
+pub fn partition_path(spec: &PartitionSpec, schema: &Schema, value: &Struct) -> String {
+    let Ok(ptype) = spec.partition_type(schema) else { return String::new() };
+    spec.fields()
+        .iter()
+        .zip(ptype.fields())
+        .enumerate()
+        .map(|(i, (f, pf))| {
+            let human = f.transform.to_human_string(&pf.field_type, value[i].as_ref());
+            format!("{}={}", encode(&f.name), encode(&human))
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
