@@ -138,7 +138,16 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let batches: Vec<Vec<usize>> = {
         let plan = plan_batches(indexed, &opts);
         let mut i = 0;
-        plan.iter().map(|b| b.iter().map(|_| { i += 1; i - 1 }).collect()).collect()
+        plan.iter()
+            .map(|b| {
+                b.iter()
+                    .map(|_| {
+                        i += 1;
+                        i - 1
+                    })
+                    .collect()
+            })
+            .collect()
     };
     let infos: Vec<avro::ContainerInfo> =
         data.iter().map(|d| avro::inspect(d).map_err(|r| anyhow::anyhow!("{r}"))).collect::<anyhow::Result<_>>()?;
@@ -146,7 +155,12 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     if events == 0 {
         bail!("the input holds no events");
     }
-    eprintln!("{} files, {events} events, {:.1} MB of Avro, {} writer batch(es)", data.len(), avro_bytes as f64 / 1e6, batches.len());
+    eprintln!(
+        "{} files, {events} events, {:.1} MB of Avro, {} writer batch(es)",
+        data.len(),
+        avro_bytes as f64 / 1e6,
+        batches.len()
+    );
 
     let props = parquet::writer_properties(&a.compression, engine.row_group_rows)?;
     let baseline = time(a.runs, || {
@@ -220,7 +234,13 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
             d.as_secs_f64()
         );
     };
-    println!("input: {} files, {events} events, {:.1} MB Avro; {} core(s); median of {} run(s)", data.len(), avro_bytes as f64 / 1e6, cores, a.runs.max(1));
+    println!(
+        "input: {} files, {events} events, {:.1} MB Avro; {} core(s); median of {} run(s)",
+        data.len(),
+        avro_bytes as f64 / 1e6,
+        cores,
+        a.runs.max(1)
+    );
     println!("{:<22} {:>12} {:>12} {:>10}", "measurement", "events/s/core", "MB/s/core", "seconds");
     row("baseline (decode+encode)", baseline, 1);
     row("writer path", writer, 1);
@@ -228,7 +248,10 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     row("decode apache-avro", decode_apache, 1);
     row(&format!("ingest ({cores} cores)"), ingest_t, cores);
     println!("writer / baseline throughput: {:.2}x", baseline.as_secs_f64() / writer.as_secs_f64());
-    println!("arrow-avro / apache-avro decode throughput: {:.2}x", decode_apache.as_secs_f64() / decode_arrow.as_secs_f64());
+    println!(
+        "arrow-avro / apache-avro decode throughput: {:.2}x",
+        decode_apache.as_secs_f64() / decode_arrow.as_secs_f64()
+    );
     if a.work_dir.is_none() {
         std::fs::remove_dir_all(&scratch).ok();
     }

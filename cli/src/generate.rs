@@ -43,7 +43,13 @@ pub(crate) fn run(a: GenArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--dup-rate must be between 0 and 1");
     }
     std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
-    let spec = EventsSpec { events_per_file: a.events_per_file, tenants: a.tenants.max(1), dup_rate: a.dup_rate, codec: sample::codec(&a.codec)?, ..Default::default() };
+    let spec = EventsSpec {
+        events_per_file: a.events_per_file,
+        tenants: a.tenants.max(1),
+        dup_rate: a.dup_rate,
+        codec: sample::codec(&a.codec)?,
+        ..Default::default()
+    };
     let (mut bytes, mut events) = (0u64, 0u64);
     let mut first = None;
     for i in 0..a.files {

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
+use floe::TableIdent;
 use floe::adapters::local;
 use floe::config::{EngineConfig, FloeToml, TableConfig};
 use floe::pipeline::ingest::{IngestOptions, ingest};
-use floe::TableIdent;
 
 use crate::inputs;
 use crate::progress::{Counters, Progress};
@@ -87,7 +87,11 @@ pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
     let ports = local::ports(&a.warehouse)?.with_metrics(counters.clone());
     let warehouse = local::warehouse_uri(&a.warehouse)?;
     let objects = inputs::objects(ports.store.as_ref(), &a.paths).await?;
-    let mut opts = IngestOptions { batch_objects: a.batch_objects.max(1), batch_bytes: a.batch_mb.max(1) << 20, ..Default::default() };
+    let mut opts = IngestOptions {
+        batch_objects: a.batch_objects.max(1),
+        batch_bytes: a.batch_mb.max(1) << 20,
+        ..Default::default()
+    };
     if let Some(w) = a.writers {
         opts.writers = w.max(1);
     }

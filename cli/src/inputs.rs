@@ -45,7 +45,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
 pub(crate) async fn objects(store: &dyn ObjectStore, paths: &[PathBuf]) -> anyhow::Result<Vec<ObjectMeta>> {
     let files = expand(paths)?;
     if files.is_empty() {
-        bail!("no Avro files found in {}", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        bail!(
+            "no Avro files found in {}",
+            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        );
     }
     let mut out = Vec::with_capacity(files.len());
     for f in files {

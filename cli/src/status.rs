@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use clap::Args;
-use floe::adapters::local::{self, CATALOG_NAME, SqliteTablePointer};
 use floe::TableIdent;
+use floe::adapters::local::{self, CATALOG_NAME, SqliteTablePointer};
 use floe::table::{SIZE_BUCKETS, load_table, table_status};
 
 #[derive(Debug, Args)]

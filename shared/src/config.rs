@@ -101,9 +101,7 @@ pub fn parse_compression(c: &str) -> Result<parquet::basic::Compression> {
         _ => norm,
     };
     parquet::basic::Compression::from_str(&norm).map_err(|e| {
-        Error::Config(format!(
-            "compression `{c}`: {e} (try zstd(3), snappy, gzip(6), lz4_raw, uncompressed)"
-        ))
+        Error::Config(format!("compression `{c}`: {e} (try zstd(3), snappy, gzip(6), lz4_raw, uncompressed)"))
     })
 }
 
@@ -331,8 +329,8 @@ pub struct TableSection {
 impl FloeToml {
     /// Reads and validates a `floe.toml`.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Config(format!("cannot read {}: {e}", path.display())))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| Error::Config(format!("cannot read {}: {e}", path.display())))?;
         Self::parse(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))
     }
 
@@ -398,9 +396,14 @@ mod tests {
 
     #[test]
     fn partition_spec_forms() {
-        let p = parse_partition_spec("day(event_time), identity(tenant_id),bucket(16, user_id), truncate[4](name), region").unwrap();
+        let p =
+            parse_partition_spec("day(event_time), identity(tenant_id),bucket(16, user_id), truncate[4](name), region")
+                .unwrap();
         let got: Vec<_> = p.iter().map(|t| format!("{}:{}", t.transform, t.column)).collect();
-        assert_eq!(got, ["day:event_time", "identity:tenant_id", "bucket[16]:user_id", "truncate[4]:name", "identity:region"]);
+        assert_eq!(
+            got,
+            ["day:event_time", "identity:tenant_id", "bucket[16]:user_id", "truncate[4]:name", "identity:region"]
+        );
         assert!(parse_partition_spec("dya(x)").is_err());
         assert!(parse_partition_spec("bucket(x)").is_err());
         assert!(parse_partition_spec("bucket(0, x)").is_err());

@@ -37,10 +37,10 @@ pub mod adapters;
 pub mod config;
 pub mod convert;
 mod error;
-pub mod sample;
 pub mod message;
 pub mod pipeline;
 pub mod ports;
+pub mod sample;
 pub mod table;
 
 pub use error::{Error, PortError, Rejection, Result};

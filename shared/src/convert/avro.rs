@@ -57,7 +57,8 @@ impl<'a> Cursor<'a> {
     }
 
     fn bytes(&mut self, n: i64, what: &str) -> Result<&'a [u8], Rejection> {
-        let n = usize::try_from(n).map_err(|_| Rejection::new("corrupt", format!("negative length in {what} at byte {}", self.pos)))?;
+        let n = usize::try_from(n)
+            .map_err(|_| Rejection::new("corrupt", format!("negative length in {what} at byte {}", self.pos)))?;
         let end = self.pos.checked_add(n).filter(|e| *e <= self.buf.len()).ok_or_else(|| truncated(what, self.pos))?;
         let out = &self.buf[self.pos..end];
         self.pos = end;
@@ -102,11 +103,10 @@ pub fn inspect(bytes: &[u8]) -> Result<ContainerInfo, Rejection> {
     }
     let sync: [u8; 16] = c.bytes(16, "the header's sync marker")?.try_into().expect("16 bytes");
     let header_len = c.pos;
-    let schema_json = std::str::from_utf8(
-        schema_json.ok_or_else(|| Rejection::new("corrupt", "the header has no avro.schema"))?,
-    )
-    .map_err(|_| Rejection::new("corrupt", "the header's avro.schema is not UTF-8"))?
-    .to_string();
+    let schema_json =
+        std::str::from_utf8(schema_json.ok_or_else(|| Rejection::new("corrupt", "the header has no avro.schema"))?)
+            .map_err(|_| Rejection::new("corrupt", "the header's avro.schema is not UTF-8"))?
+            .to_string();
     let codec = String::from_utf8_lossy(codec.unwrap_or(b"null")).into_owned();
     if !SUPPORTED_CODECS.contains(&codec.as_str()) {
         return Err(Rejection::new(
@@ -120,7 +120,10 @@ pub fn inspect(bytes: &[u8]) -> Result<ContainerInfo, Rejection> {
         let n = c.long("a block header")?;
         let size = c.long("a block header")?;
         if n < 0 || size < 0 {
-            return Err(Rejection::new("corrupt", format!("negative count or size in the block at byte {block_start}")));
+            return Err(Rejection::new(
+                "corrupt",
+                format!("negative count or size in the block at byte {block_start}"),
+            ));
         }
         c.bytes(size, "a block")?;
         if c.bytes(16, "a block's sync marker")? != sync {
@@ -233,7 +236,10 @@ fn rename(
             let full = fullname(r, ns);
             // A reference: by full name, else as written (a name in the null namespace).
             let simple = names.get(&full).or_else(|| names.get(r.as_str())).ok_or_else(|| {
-                Rejection::new("schema", format!("the writer schema refers to `{r}`, which it does not define (or defines recursively)"))
+                Rejection::new(
+                    "schema",
+                    format!("the writer schema refers to `{r}`, which it does not define (or defines recursively)"),
+                )
             })?;
             *r = simple.clone();
         }
@@ -278,7 +284,10 @@ fn rename(
                         rename(t, &inner_ns, names, used)?;
                     }
                 }
-                if let Some(t) = o.get_mut("type").filter(|t| !t.is_string() || !PRIMITIVES.contains(&t.as_str().unwrap_or_default())) {
+                if let Some(t) = o
+                    .get_mut("type")
+                    .filter(|t| !t.is_string() || !PRIMITIVES.contains(&t.as_str().unwrap_or_default()))
+                {
                     if !matches!(ty.as_str(), "array" | "map") {
                         rename(t, &inner_ns, names, used)?;
                     }

@@ -77,7 +77,9 @@ fn conform_array(array: &ArrayRef, target: &FieldRef, path: &str) -> Result<Arra
         (t, s) if is_nested(t) || is_nested(s) => {
             return Err(Error::schema(path, format!("the file has {s} where the table has {t}")));
         }
-        (t, s) => arrow_cast::cast(array, t).map_err(|e| Error::schema(path, format!("cannot convert {s} to {t}: {e}")))?,
+        (t, s) => {
+            arrow_cast::cast(array, t).map_err(|e| Error::schema(path, format!("cannot convert {s} to {t}: {e}")))?
+        }
     };
     Ok(out)
 }

@@ -163,7 +163,9 @@ impl Mapper {
                 if precision == 0 || precision > 38 || scale > precision {
                     return Err(Error::schema(
                         display_path(path),
-                        format!("decimal({precision}, {scale}) is outside Iceberg's decimal (precision 1..=38, scale <= precision)"),
+                        format!(
+                            "decimal({precision}, {scale}) is outside Iceberg's decimal (precision 1..=38, scale <= precision)"
+                        ),
                     ));
                 }
                 p(P::Decimal { precision, scale })
@@ -182,7 +184,9 @@ impl Mapper {
                 let value = NestedField::map_value_element(value_id, ty, !optional);
                 Ok(Type::Map(MapType::new(Arc::new(key), Arc::new(value))))
             }
-            Avro::Union(_) => Err(Error::schema(display_path(path), "a union directly inside a union is not valid Avro")),
+            Avro::Union(_) => {
+                Err(Error::schema(display_path(path), "a union directly inside a union is not valid Avro"))
+            }
             Avro::Ref { name } => match self.names.get(name).cloned() {
                 Some(def) => self.ty(&def, path),
                 None => Err(Error::schema(display_path(path), format!("unknown named type `{}`", name.fullname(None)))),

@@ -29,7 +29,10 @@ pub(crate) fn column_by_path(batch: &RecordBatch, path: &str) -> Result<ArrayRef
             .as_any()
             .downcast_ref::<StructArray>()
             .ok_or_else(|| Error::Config(format!("column `{path}`: `{p}` is not inside a struct")))?;
-        col = s.column_by_name(p).cloned().ok_or_else(|| Error::Config(format!("column `{path}` is not in the table")))?;
+        col = s
+            .column_by_name(p)
+            .cloned()
+            .ok_or_else(|| Error::Config(format!("column `{path}` is not in the table")))?;
     }
     Ok(col)
 }

@@ -141,7 +141,8 @@ impl Committer {
                     warn!(%table, error = %e, "commit failed; messages left for redelivery");
                     self.cache.remove(&table);
                     let reason = e.to_string();
-                    out.results.extend(group.into_iter().map(|(id, _)| (id, MessageResult::Retry { reason: reason.clone() })));
+                    out.results
+                        .extend(group.into_iter().map(|(id, _)| (id, MessageResult::Retry { reason: reason.clone() })));
                 }
             }
         }
@@ -253,14 +254,19 @@ impl Committer {
                 // Only empty sources: no rows to double-count, nothing to snapshot.
                 let snap = state.metadata.current_snapshot_id().unwrap_or(0);
                 self.ports.ledger.record_committed(table, &sources, snap).await?;
-                results.extend(take_ids.into_iter().map(|id| (id.clone(), MessageResult::Committed { snapshot_id: snap })));
+                results.extend(
+                    take_ids.into_iter().map(|id| (id.clone(), MessageResult::Committed { snapshot_id: snap })),
+                );
                 return Ok((results, None));
             }
             let schema = state.metadata.current_schema().clone();
             let mut data_files: Vec<(i32, DataFile)> = Vec::with_capacity(files_meta.len());
             for (m, f) in &files_meta {
                 let spec = state.metadata.partition_spec_by_id(m.spec_id).ok_or_else(|| {
-                    Error::Config(format!("manifest {} names partition spec {} which the table lacks", m.batch_id, m.spec_id))
+                    Error::Config(format!(
+                        "manifest {} names partition spec {} which the table lacks",
+                        m.batch_id, m.spec_id
+                    ))
                 })?;
                 data_files.push((m.spec_id, f.to_data_file(&schema, spec)?));
             }
@@ -281,13 +287,17 @@ impl Committer {
                 Ok(pointer) => {
                     self.cache.insert(
                         table.clone(),
-                        Cached { state: TableState { pointer, metadata: plan.metadata.clone() }, manifests: Some(plan.manifests) },
+                        Cached {
+                            state: TableState { pointer, metadata: plan.metadata.clone() },
+                            manifests: Some(plan.manifests),
+                        },
                     );
                     self.ports.ledger.record_committed(table, &sources, snapshot_id).await?;
                     info!(%table, snapshot_id, files = nfiles, rows, attempt, ms = started.elapsed().as_millis() as u64, "committed");
                     self.ports.metrics.count("commits", 1);
                     self.ports.metrics.count("committed_rows", rows);
-                    results.extend(take_ids.into_iter().map(|id| (id.clone(), MessageResult::Committed { snapshot_id })));
+                    results
+                        .extend(take_ids.into_iter().map(|id| (id.clone(), MessageResult::Committed { snapshot_id })));
                     return Ok((results, Some((table.clone(), snapshot_id, nfiles, rows))));
                 }
                 Err(PortError::Conflict(why)) => {

@@ -12,8 +12,8 @@ use crate::config::{EngineConfig, TableConfig, join_terms};
 use crate::convert::{avro, schema};
 use crate::ports::{ObjectMeta, Ports};
 use crate::table::{
-    PROP_DEDUP_KEY, TableState, create_table_metadata, load_table, metadata_file_uri, partition_spec_text, sort_order_text,
-    table_location,
+    PROP_DEDUP_KEY, TableState, create_table_metadata, load_table, metadata_file_uri, partition_spec_text,
+    sort_order_text, table_location,
 };
 use crate::{Error, PortError, Rejection, Result};
 
@@ -44,13 +44,14 @@ pub async fn ensure_table(
                 continue;
             }
         };
-        let iceberg_schema = match schema::parse_avro_schema(&info.schema_json).and_then(|s| schema::avro_to_iceberg(&s)) {
-            Ok(s) => s,
-            Err(e) => {
-                last = Some((obj.uri.clone(), Rejection::new("schema", e.to_string())));
-                continue;
-            }
-        };
+        let iceberg_schema =
+            match schema::parse_avro_schema(&info.schema_json).and_then(|s| schema::avro_to_iceberg(&s)) {
+                Ok(s) => s,
+                Err(e) => {
+                    last = Some((obj.uri.clone(), Rejection::new("schema", e.to_string())));
+                    continue;
+                }
+            };
         let location = table_location(warehouse, &cfg.table);
         let metadata = create_table_metadata(iceberg_schema, cfg, &location)?;
         let meta_uri = metadata_file_uri(&location, 0);

@@ -134,7 +134,10 @@ pub async fn ingest(
             match ports.store.head(&s.uri).await {
                 Ok(meta) => again.push(meta),
                 Err(crate::PortError::NotFound(_)) => {
-                    report.quarantined.push((s.uri, Rejection::new("unreadable", "the object vanished before it could be rewritten")));
+                    report.quarantined.push((
+                        s.uri,
+                        Rejection::new("unreadable", "the object vanished before it could be rewritten"),
+                    ));
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -204,7 +207,12 @@ struct CommitTotals {
 /// Consecutive rounds in which every message had to be retried before giving up.
 const MAX_STUCK_ROUNDS: u32 = 50;
 
-async fn run_committer(engine: EngineConfig, ports: Ports, writers_done: Arc<AtomicBool>, visibility: Duration) -> Result<CommitTotals> {
+async fn run_committer(
+    engine: EngineConfig,
+    ports: Ports,
+    writers_done: Arc<AtomicBool>,
+    visibility: Duration,
+) -> Result<CommitTotals> {
     let mut committer = Committer::new(engine, ports);
     let mut totals = CommitTotals::default();
     let mut stuck = 0;

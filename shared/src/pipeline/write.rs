@@ -70,16 +70,18 @@ fn schema_rejection(e: Error) -> Rejection {
 
 /// Runs the writer role on one batch of source objects for `table`.
 #[instrument(skip_all, fields(table = %table.ident, objects = objects.len()))]
-pub async fn write(cfg: &EngineConfig, ports: &Ports, table: &WriterTable, objects: Vec<ObjectMeta>) -> Result<WriteOutcome> {
+pub async fn write(
+    cfg: &EngineConfig,
+    ports: &Ports,
+    table: &WriterTable,
+    objects: Vec<ObjectMeta>,
+) -> Result<WriteOutcome> {
     let started = Instant::now();
     let mut out = WriteOutcome::default();
     let ids: Vec<String> = objects.iter().map(source_id).collect();
     let known = ports.ledger.lookup(&table.ident, &ids).await?;
-    let committed: std::collections::HashSet<&str> = known
-        .iter()
-        .filter(|(_, s)| matches!(s, SourceState::Committed { .. }))
-        .map(|(id, _)| id.as_str())
-        .collect();
+    let committed: std::collections::HashSet<&str> =
+        known.iter().filter(|(_, s)| matches!(s, SourceState::Committed { .. })).map(|(id, _)| id.as_str()).collect();
 
     let mut accepted: Vec<Decoded> = vec![];
     for (obj, id) in objects.into_iter().zip(ids.iter()) {
@@ -88,7 +90,10 @@ pub async fn write(cfg: &EngineConfig, ports: &Ports, table: &WriterTable, objec
             continue;
         }
         let read = if obj.size > cfg.max_object_bytes {
-            Err(Rejection::new("too-large", format!("{} bytes is over the limit of {}", obj.size, cfg.max_object_bytes)))
+            Err(Rejection::new(
+                "too-large",
+                format!("{} bytes is over the limit of {}", obj.size, cfg.max_object_bytes),
+            ))
         } else {
             let bytes = ports.store.get(&obj.uri).await?;
             out.bytes_in += bytes.len() as u64;
@@ -136,7 +141,11 @@ pub async fn write(cfg: &EngineConfig, ports: &Ports, table: &WriterTable, objec
     let encoded = tokio::task::spawn_blocking(move || encode(&t, &c, batches, &key, bytes_per_row))
         .await
         .map_err(|e| Error::Config(format!("encoder task failed: {e}")))?
-        .map_err(|e| Error::WriteFailed { table: table.ident.to_string(), objects: sources.len(), source: Box::new(e) })?;
+        .map_err(|e| Error::WriteFailed {
+            table: table.ident.to_string(),
+            objects: sources.len(),
+            source: Box::new(e),
+        })?;
     out.duplicates = encoded.duplicates as u64;
     let mut files = Vec::with_capacity(encoded.files.len());
     for (meta, body) in encoded.files {

@@ -45,9 +45,19 @@ pub trait Ledger: Send + Sync {
     async fn lookup(&self, table: &TableIdent, source_ids: &[String]) -> Result<Vec<(String, SourceState)>, PortError>;
     /// Records that a commit creating `snapshot_id` is about to be attempted for these ids.
     /// Never downgrades a `Committed` record.
-    async fn record_pending(&self, table: &TableIdent, source_ids: &[String], snapshot_id: i64) -> Result<(), PortError>;
+    async fn record_pending(
+        &self,
+        table: &TableIdent,
+        source_ids: &[String],
+        snapshot_id: i64,
+    ) -> Result<(), PortError>;
     /// Records that these ids are committed in `snapshot_id`.
-    async fn record_committed(&self, table: &TableIdent, source_ids: &[String], snapshot_id: i64) -> Result<(), PortError>;
+    async fn record_committed(
+        &self,
+        table: &TableIdent,
+        source_ids: &[String],
+        snapshot_id: i64,
+    ) -> Result<(), PortError>;
     /// Records a refused source object (replacing an earlier record of the same id).
     async fn quarantine(&self, record: QuarantineRecord) -> Result<(), PortError>;
     /// All quarantined objects, oldest first.

@@ -34,9 +34,7 @@ impl fmt::Display for TableIdent {
 impl FromStr for TableIdent {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        let valid = |p: &str| {
-            !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        };
+        let valid = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         match s.split_once('.') {
             Some((ns, name)) if valid(ns) && valid(name) => Ok(TableIdent::new(ns, name)),
             _ => Err(Error::Config(format!(

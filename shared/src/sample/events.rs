@@ -141,7 +141,10 @@ pub fn events_file(spec: &EventsSpec, seed: u64, index: u64) -> Result<(Vec<u8>,
         };
         let mut props = HashMap::new();
         props.insert("page".to_string(), Value::String(format!("/p/{}", rng.random_range(0..500))));
-        props.insert("locale".to_string(), Value::String(["en-US", "de-DE", "fr-FR", "ja-JP"][rng.random_range(0..4)].into()));
+        props.insert(
+            "locale".to_string(),
+            Value::String(["en-US", "de-DE", "fr-FR", "ja-JP"][rng.random_range(0..4)].into()),
+        );
         for k in 0..rng.random_range(1..5) {
             props.insert(format!("k{k}"), Value::String(format!("v{}", rng.random_range(0..100))));
         }

@@ -86,9 +86,8 @@ pub fn kitchen_sink(rows: usize, seed: u64, codec: Codec) -> Result<Vec<u8>> {
             Value::Map(m)
         });
         let hash = Value::Fixed(4, (0..4).map(|_| rng.random::<u8>()).collect());
-        let inner = (i % 5 != 0).then(|| {
-            Value::Record(vec![("depth".into(), Value::Int((i % 7) as i32)), ("hash2".into(), hash.clone())])
-        });
+        let inner = (i % 5 != 0)
+            .then(|| Value::Record(vec![("depth".into(), Value::Int((i % 7) as i32)), ("hash2".into(), hash.clone())]));
         let row = Value::Record(vec![
             ("id".into(), Value::Long(i)),
             ("flag".into(), Value::Boolean(i % 2 == 0)),
@@ -119,7 +118,12 @@ pub fn kitchen_sink(rows: usize, seed: u64, codec: Codec) -> Result<Vec<u8>> {
                 "points".into(),
                 Value::Array(
                     (0..(i % 3))
-                        .map(|k| Value::Record(vec![("x".into(), Value::Double(k as f64)), ("y".into(), Value::Double(-(i as f64)))]))
+                        .map(|k| {
+                            Value::Record(vec![
+                                ("x".into(), Value::Double(k as f64)),
+                                ("y".into(), Value::Double(-(i as f64))),
+                            ])
+                        })
                         .collect(),
                 ),
             ),
@@ -127,7 +131,10 @@ pub fn kitchen_sink(rows: usize, seed: u64, codec: Codec) -> Result<Vec<u8>> {
             ("opt_map".into(), opt(opt_map)),
             (
                 "nested".into(),
-                Value::Record(vec![("label".into(), Value::String(format!("L{}", i % 10))), ("inner".into(), opt(inner))]),
+                Value::Record(vec![
+                    ("label".into(), Value::String(format!("L{}", i % 10))),
+                    ("inner".into(), opt(inner)),
+                ]),
             ),
         ]);
         w.append_value_ref(&row).map_err(avro_err)?;

@@ -80,8 +80,8 @@ pub async fn plan_append(
             .clone();
         let path = format!("{location}/metadata/{commit_uuid}-m{i}.avro");
         let out = OutputFile::new(mem.clone(), path.clone());
-        let mut w = ManifestWriterBuilder::new(out, Some(snapshot_id), schema.clone(), spec.as_ref().clone())
-            .build_v2_data();
+        let mut w =
+            ManifestWriterBuilder::new(out, Some(snapshot_id), schema.clone(), spec.as_ref().clone()).build_v2_data();
         for f in files {
             summary.add_file(&f, schema.clone(), spec.clone());
             w.add_file(f, sequence_number)?;
@@ -93,7 +93,8 @@ pub async fn plan_append(
 
     let list_path = format!("{location}/metadata/snap-{snapshot_id}-1-{commit_uuid}.avro");
     let writer = OutputFile::new(mem.clone(), list_path.clone()).writer().await?;
-    let mut list = ManifestListWriter::v2(writer, snapshot_id, parent.as_ref().map(|p| p.snapshot_id()), sequence_number);
+    let mut list =
+        ManifestListWriter::v2(writer, snapshot_id, parent.as_ref().map(|p| p.snapshot_id()), sequence_number);
     // New manifests first, as Iceberg Java orders them.
     new_manifests.append(&mut manifests);
     list.add_manifests(new_manifests.clone().into_iter())?;
@@ -129,10 +130,11 @@ pub async fn plan_append(
         .with_summary(Summary { operation: Operation::Append, additional_properties: props })
         .with_schema_id(schema.schema_id())
         .build();
-    let built = TableMetadataBuilder::new_from_metadata(meta.as_ref().clone(), Some(state.pointer.metadata_location.clone()))
-        .add_snapshot(snapshot)?
-        .set_ref("main", SnapshotReference::new(snapshot_id, SnapshotRetention::branch(None, None, None)))?
-        .build()?;
+    let built =
+        TableMetadataBuilder::new_from_metadata(meta.as_ref().clone(), Some(state.pointer.metadata_location.clone()))
+            .add_snapshot(snapshot)?
+            .set_ref("main", SnapshotReference::new(snapshot_id, SnapshotRetention::branch(None, None, None)))?
+            .build()?;
     let version = next_metadata_version(&state.pointer.metadata_location);
     let metadata_location = metadata_file_uri(&location, version);
     let json = serde_json::to_vec(&built.metadata)?;

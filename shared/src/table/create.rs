@@ -29,8 +29,8 @@ pub fn create_table_metadata(schema: Schema, cfg: &TableConfig, location: &str) 
     let codec = cfg.compression.split('(').next().unwrap_or("zstd").to_ascii_lowercase();
     props.insert("write.parquet.compression-codec".into(), codec);
     props.insert(PROP_TARGET_FILE_SIZE.into(), cfg.target_file_size.to_string());
-    let built = TableMetadataBuilder::new(schema, spec, order, location.to_string(), FormatVersion::V2, props)?
-        .build()?;
+    let built =
+        TableMetadataBuilder::new(schema, spec, order, location.to_string(), FormatVersion::V2, props)?.build()?;
     Ok(built.metadata)
 }
 

@@ -76,7 +76,8 @@ pub async fn table_status(store: &dyn ObjectStore, state: &TableState) -> Result
             s.data_files += 1;
             s.rows += f.record_count();
             s.bytes += f.file_size_in_bytes();
-            let bucket = SIZE_BUCKETS.iter().position(|edge| f.file_size_in_bytes() < *edge).unwrap_or(SIZE_BUCKETS.len());
+            let bucket =
+                SIZE_BUCKETS.iter().position(|edge| f.file_size_in_bytes() < *edge).unwrap_or(SIZE_BUCKETS.len());
             s.size_histogram[bucket] += 1;
         }
     }

@@ -45,11 +45,8 @@ fn io_err(uri: &str, what: &str, e: std::io::Error) -> PortError {
 }
 
 fn meta_of(uri: String, m: &std::fs::Metadata) -> ObjectMeta {
-    let mtime = m
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
+    let mtime =
+        m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
     ObjectMeta { uri, size: m.len(), version: format!("{:x}-{:x}", m.len(), mtime) }
 }
 
@@ -109,7 +106,9 @@ impl ObjectStore for LocalFsObjectStore {
             let _ = std::fs::remove_file(&tmp);
             match linked {
                 Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(PortError::Conflict(format!("{uri} exists"))),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    Err(PortError::Conflict(format!("{uri} exists")))
+                }
                 Err(e) => Err(io_err(&uri, "link into", e)),
             }
         })

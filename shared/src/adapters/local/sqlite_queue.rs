@@ -54,7 +54,9 @@ impl SqliteQueue {
     /// Messages waiting (visible or in flight).
     pub fn depth(&self) -> Result<u64, PortError> {
         self.conn()
-            .query_row("SELECT COUNT(*) FROM queue_messages WHERE queue = ?1", params![self.name], |r| r.get::<_, i64>(0))
+            .query_row("SELECT COUNT(*) FROM queue_messages WHERE queue = ?1", params![self.name], |r| {
+                r.get::<_, i64>(0)
+            })
             .map(|n| n as u64)
             .map_err(|e| sql_err("queue depth", e))
     }
@@ -65,7 +67,8 @@ impl SqliteQueue {
         let mut st = conn
             .prepare("SELECT body FROM queue_dead_letters WHERE queue = ?1 ORDER BY at_ms")
             .map_err(|e| sql_err("dead letters", e))?;
-        let rows = st.query_map(params![self.name], |r| r.get::<_, String>(0)).map_err(|e| sql_err("dead letters", e))?;
+        let rows =
+            st.query_map(params![self.name], |r| r.get::<_, String>(0)).map_err(|e| sql_err("dead letters", e))?;
         rows.collect::<Result<_, _>>().map_err(|e| sql_err("dead letters", e))
     }
 }
@@ -106,7 +109,8 @@ impl Queue for SqliteQueue {
                     params![self.name, id, body, count, now],
                 )
                 .map_err(|e| sql_err("dead-letter", e))?;
-                tx.execute("DELETE FROM queue_messages WHERE seq = ?1", params![seq]).map_err(|e| sql_err("dead-letter", e))?;
+                tx.execute("DELETE FROM queue_messages WHERE seq = ?1", params![seq])
+                    .map_err(|e| sql_err("dead-letter", e))?;
                 continue;
             }
             let receipt = format!("{seq}:{}", uuid::Uuid::new_v4().simple());

@@ -1,0 +1,49 @@
+# Floe: make targets. `make test` is what CI runs (through .ci/run).
+SHELL := /bin/bash
+CARGO ?= cargo
+PYTHON ?= python3
+VENV ?= .venv
+FLOE := target/release/floe
+RUN_DIR ?= data/sample
+WAREHOUSE ?= warehouse
+
+.PHONY: build run test test-rust test-python venv bench lint fmt clean
+
+build:
+	$(CARGO) build --release --workspace
+
+# Generate sample events, ingest them into ./warehouse, print the table's status.
+run: build
+	$(FLOE) gen --out $(RUN_DIR) --files 40 --events-per-file 2500 --dup-rate 0.01
+	$(FLOE) ingest $(RUN_DIR) --warehouse $(WAREHOUSE) --table demo.events \
+		--partition-by "day(event_time),identity(tenant_id)" --sort-by "tenant_id,event_time" --dedup-key event_id
+	$(FLOE) status --warehouse $(WAREHOUSE) --table demo.events
+
+$(VENV)/.installed: tests/python/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+test: test-rust test-python
+
+test-rust:
+	$(CARGO) test --release --workspace
+
+test-python: build venv
+	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q tests/python
+
+# Writer path vs raw decode+encode, per core. BENCH_ARGS="--input DIR" to use your own files.
+bench: build
+	$(FLOE) bench $(BENCH_ARGS)
+
+lint:
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	$(CARGO) fmt --all --check
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	rm -rf $(RUN_DIR) $(WAREHOUSE)
