@@ -34,7 +34,7 @@ pub(crate) struct IngestArgs {
     /// Columns identifying a row; duplicates within a writer batch are dropped.
     #[arg(long)]
     dedup_key: Option<String>,
-    /// Parquet compression for a new table: zstd(N), snappy, gzip(N), lz4_raw, uncompressed.
+    /// Parquet compression for a new table: zstd(N) (1..=22), snappy, uncompressed.
     #[arg(long)]
     compression: Option<String>,
     /// Target data file size in MiB for a new table.

@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::str::FromStr;
 
 use serde::Deserialize;
 
@@ -37,7 +36,7 @@ pub struct TableConfig {
     pub sort_by: Vec<SortTerm>,
     /// Columns whose value identifies a row; duplicates within a writer batch are dropped.
     pub dedup_key: Vec<String>,
-    /// Parquet compression (`zstd(3)`, `snappy`, `uncompressed`, `gzip(6)`, `lz4_raw`...).
+    /// Parquet compression: `zstd(N)` (N in 1..=22), `snappy` or `uncompressed`.
     pub compression: String,
     /// Target size of one data file, in bytes.
     pub target_file_size: u64,
@@ -92,17 +91,29 @@ impl TableConfig {
     }
 }
 
-/// Parses a Parquet compression name, case-insensitively (`zstd(3)`, `snappy`, ...).
+/// Parses a Parquet compression name, case-insensitively: `zstd` / `zstd(N)` (N in 1..=22),
+/// `snappy`, or `uncompressed` (the codecs this build of Parquet carries).
 pub fn parse_compression(c: &str) -> Result<parquet::basic::Compression> {
-    let norm = c.trim().to_ascii_uppercase();
-    let norm = match norm.as_str() {
-        "NONE" => "UNCOMPRESSED".to_string(),
-        "ZSTD" => "ZSTD(3)".to_string(),
-        _ => norm,
-    };
-    parquet::basic::Compression::from_str(&norm).map_err(|e| {
-        Error::Config(format!("compression `{c}`: {e} (try zstd(3), snappy, gzip(6), lz4_raw, uncompressed)"))
-    })
+    use parquet::basic::{Compression, ZstdLevel};
+    let bad = |why: &str| Error::Config(format!("compression `{c}`: {why} (use zstd, zstd(N) with N in 1..=22, snappy or uncompressed)"));
+    let norm = c.trim().to_ascii_lowercase();
+    match norm.as_str() {
+        "uncompressed" | "none" => return Ok(Compression::UNCOMPRESSED),
+        "snappy" => return Ok(Compression::SNAPPY),
+        "zstd" => return Ok(Compression::ZSTD(ZstdLevel::try_new(3).map_err(|e| bad(&e.to_string()))?)),
+        _ => {}
+    }
+    let level = norm
+        .strip_prefix("zstd(")
+        .and_then(|r| r.strip_suffix(')'))
+        .ok_or_else(|| bad("unknown codec"))?
+        .trim()
+        .parse::<i32>()
+        .map_err(|_| bad("the level must be an integer"))?;
+    if !(1..=22).contains(&level) {
+        return Err(bad("the level must be between 1 and 22"));
+    }
+    Ok(Compression::ZSTD(ZstdLevel::try_new(level).map_err(|e| bad(&e.to_string()))?))
 }
 
 /// One term of a partition spec: a transform of a source column.
@@ -340,6 +351,7 @@ impl FloeToml {
         if parsed.defaults.name.is_some() {
             return Err(Error::Config("[defaults] cannot have a `name`".into()));
         }
+        parsed.defaults.apply(TableConfig::new(TableIdent::new("defaults", "defaults")))?;
         let mut seen = std::collections::BTreeSet::new();
         for t in &parsed.tables {
             let name = t.name.as_deref().ok_or_else(|| Error::Config("a [[table]] has no `name`".into()))?;
@@ -440,6 +452,8 @@ mod tests {
         assert_eq!(other.compression, "snappy");
         assert!(FloeToml::parse("[[table]]\nname = \"a.b\"\nsort = \"x\"").is_err(), "unknown key");
         assert!(FloeToml::parse("[[table]]\nname = \"nodot\"").is_err());
-        assert!(FloeToml::parse("[defaults]\ncompression = \"brotli(99)\"").is_err());
+        assert!(FloeToml::parse("[defaults]\ncompression = \"brotli(9)\"").is_err());
+        assert!(FloeToml::parse("[defaults]\ncompression = \"zstd(99)\"").is_err());
+        assert!(parse_compression("ZSTD(7)").is_ok() && parse_compression("snappy").is_ok());
     }
 }

@@ -42,6 +42,8 @@ pub mod pipeline;
 pub mod ports;
 pub mod sample;
 pub mod table;
+#[cfg(any(test, feature = "test-util"))]
+pub mod testing;
 
 pub use error::{Error, PortError, Rejection, Result};
 pub use ports::TableIdent;

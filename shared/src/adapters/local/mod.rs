@@ -72,3 +72,22 @@ pub(crate) fn sql_err(context: impl Into<String>, e: rusqlite::Error) -> PortErr
 pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::contract;
+
+    #[tokio::test]
+    async fn local_adapters_pass_the_port_contracts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ports = ports(dir.path()).expect("ports");
+        let base = warehouse_uri(dir.path()).expect("uri");
+        let table = crate::TableIdent::new("ns", "t");
+        contract::object_store(ports.store.as_ref(), &format!("{base}/objects")).await;
+        contract::table_pointer(ports.pointer.as_ref(), &table).await;
+        contract::ledger(ports.ledger.as_ref(), &table).await;
+        contract::lock(ports.lock.as_ref(), "floe-committer/ns.t").await;
+        contract::queue(ports.commit_queue.as_ref()).await;
+    }
+}
