@@ -95,7 +95,9 @@ impl TableConfig {
 /// `snappy`, or `uncompressed` (the codecs this build of Parquet carries).
 pub fn parse_compression(c: &str) -> Result<parquet::basic::Compression> {
     use parquet::basic::{Compression, ZstdLevel};
-    let bad = |why: &str| Error::Config(format!("compression `{c}`: {why} (use zstd, zstd(N) with N in 1..=22, snappy or uncompressed)"));
+    let bad = |why: &str| {
+        Error::Config(format!("compression `{c}`: {why} (use zstd, zstd(N) with N in 1..=22, snappy or uncompressed)"))
+    };
     let norm = c.trim().to_ascii_lowercase();
     match norm.as_str() {
         "uncompressed" | "none" => return Ok(Compression::UNCOMPRESSED),

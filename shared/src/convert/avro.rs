@@ -266,13 +266,9 @@ fn rename(
                 o.insert("name".into(), Value::String(simple.clone()));
                 o.remove("namespace");
                 o.remove("aliases");
-                if ty == "record" || ty == "error" {
-                    if let Some(Value::Array(fields)) = o.get_mut("fields") {
-                        for f in fields {
-                            if let Some(t) = f.get_mut("type") {
-                                rename(t, &inner_ns, names, used)?;
-                            }
-                        }
+                if let (true, Some(Value::Array(fields))) = (ty == "record" || ty == "error", o.get_mut("fields")) {
+                    for t in fields.iter_mut().filter_map(|f| f.get_mut("type")) {
+                        rename(t, &inner_ns, names, used)?;
                     }
                 }
                 // Registered after the fields: a record cannot contain itself (Iceberg has no
@@ -284,13 +280,10 @@ fn rename(
                         rename(t, &inner_ns, names, used)?;
                     }
                 }
-                if let Some(t) = o
-                    .get_mut("type")
-                    .filter(|t| !t.is_string() || !PRIMITIVES.contains(&t.as_str().unwrap_or_default()))
-                {
-                    if !matches!(ty.as_str(), "array" | "map") {
-                        rename(t, &inner_ns, names, used)?;
-                    }
+                // `{"type": <named type or nested definition>, ...}` wraps another type.
+                let plain = |t: &str| PRIMITIVES.contains(&t) || t == "array" || t == "map";
+                if let Some(t) = o.get_mut("type").filter(|t| !t.as_str().is_some_and(plain)) {
+                    rename(t, &inner_ns, names, used)?;
                 }
             }
         }

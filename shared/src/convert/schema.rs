@@ -70,10 +70,8 @@ impl Mapper {
     /// Records every named type so that references can be expanded.
     fn register(&mut self, s: &Avro) {
         match s {
-            Avro::Record(r) => {
-                if self.names.insert(r.name.clone(), s.clone()).is_none() {
-                    r.fields.iter().for_each(|f| self.register(&f.schema));
-                }
+            Avro::Record(r) if self.names.insert(r.name.clone(), s.clone()).is_none() => {
+                r.fields.iter().for_each(|f| self.register(&f.schema));
             }
             Avro::Enum(e) => {
                 self.names.insert(e.name.clone(), s.clone());

@@ -29,7 +29,10 @@ fn primitives_and_logical_types() {
         (r#""string""#, Type::Primitive(P::String)),
         (r#"{"type":"enum","name":"E","symbols":["A","B"]}"#, Type::Primitive(P::String)),
         (r#"{"type":"fixed","name":"F","size":7}"#, Type::Primitive(P::Fixed(7))),
-        (r#"{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}"#, Type::Primitive(P::Decimal { precision: 9, scale: 2 })),
+        (
+            r#"{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}"#,
+            Type::Primitive(P::Decimal { precision: 9, scale: 2 }),
+        ),
         (
             r#"{"type":"fixed","name":"D","size":16,"logicalType":"decimal","precision":38,"scale":10}"#,
             Type::Primitive(P::Decimal { precision: 38, scale: 10 }),

@@ -69,6 +69,9 @@ pub struct CommitOutcome {
     pub snapshots: Vec<(TableIdent, i64, usize, u64)>,
 }
 
+/// Per-message results of one table's commit, and the snapshot it made (table, id, files, rows).
+type TableCommit = (Vec<(String, MessageResult)>, Option<(TableIdent, i64, usize, u64)>);
+
 struct Cached {
     state: TableState,
     manifests: Option<Vec<ManifestFile>>,
@@ -167,11 +170,7 @@ impl Committer {
     }
 
     #[instrument(skip_all, fields(table = %table, messages = group.len()))]
-    async fn commit_table(
-        &mut self,
-        table: &TableIdent,
-        group: &[(String, FileManifest)],
-    ) -> Result<(Vec<(String, MessageResult)>, Option<(TableIdent, i64, usize, u64)>)> {
+    async fn commit_table(&mut self, table: &TableIdent, group: &[(String, FileManifest)]) -> Result<TableCommit> {
         let lease = self.acquire(table).await?;
         let result = self.commit_locked(table, group).await;
         if let Err(e) = self.ports.lock.release(&lease).await {
@@ -196,11 +195,7 @@ impl Committer {
         Ok(self.cache.get_mut(table).expect("inserted above"))
     }
 
-    async fn commit_locked(
-        &mut self,
-        table: &TableIdent,
-        group: &[(String, FileManifest)],
-    ) -> Result<(Vec<(String, MessageResult)>, Option<(TableIdent, i64, usize, u64)>)> {
+    async fn commit_locked(&mut self, table: &TableIdent, group: &[(String, FileManifest)]) -> Result<TableCommit> {
         let started = Instant::now();
         for attempt in 1..=self.cfg.commit_attempts {
             let state = self.state(table).await?.state.clone();

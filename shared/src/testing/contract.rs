@@ -6,7 +6,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::PortError;
-use crate::ports::{Ledger, Lock, ObjectStore, Queue, QuarantineRecord, SourceState, TablePointer};
+use crate::ports::{Ledger, Lock, ObjectStore, QuarantineRecord, Queue, SourceState, TablePointer};
 use crate::{Rejection, TableIdent};
 
 /// `ObjectStore`: get/put/head/list/delete and `put_if_absent`'s conflict, under `base`.
@@ -80,7 +80,13 @@ pub async fn ledger(l: &dyn Ledger, table: &TableIdent) {
     l.record_pending(table, &ids[..1], 12).await.expect("pending again");
     let mut got = l.lookup(table, &ids).await.expect("lookup");
     got.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(got, vec![(ids[0].clone(), SourceState::Pending { snapshot_id: 12 }), (ids[1].clone(), SourceState::Pending { snapshot_id: 11 })]);
+    assert_eq!(
+        got,
+        vec![
+            (ids[0].clone(), SourceState::Pending { snapshot_id: 12 }),
+            (ids[1].clone(), SourceState::Pending { snapshot_id: 11 })
+        ]
+    );
     l.record_committed(table, &ids[..1], 12).await.expect("committed");
     l.record_pending(table, &ids[..1], 13).await.expect("pending after commit");
     let got = l.lookup(table, &ids[..1]).await.expect("lookup");

@@ -1,0 +1,213 @@
+//! The committer against redelivery, overlap, lost races and a crash between swap and ledger.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use floe::pipeline::commit::{Committer, MessageResult};
+use floe::pipeline::create::ensure_table;
+use floe::pipeline::write::write;
+use floe::ports::{Ledger, Message, ObjectMeta, Pointer, Ports, QuarantineRecord, SourceState, TablePointer};
+use floe::table::WriterTable;
+use floe::{PortError, TableIdent};
+use rand::seq::SliceRandom;
+
+use crate::common::*;
+
+async fn writer_table(h: &Harness, ports: &Ports, objects: &[ObjectMeta]) -> WriterTable {
+    let cfg = events_table("web.events");
+    let (state, _) = ensure_table(ports, &h.engine, &cfg, &h.warehouse, objects).await.unwrap();
+    WriterTable::from_metadata(&cfg.table, &state.metadata).unwrap()
+}
+
+async fn drain(ports: &Ports) -> Vec<Message> {
+    ports.commit_queue.receive(1000, Duration::from_secs(60)).await.unwrap()
+}
+
+fn table() -> TableIdent {
+    "web.events".parse().unwrap()
+}
+
+#[tokio::test]
+async fn every_message_delivered_three_times_in_any_order_commits_once() {
+    let h = Harness::new();
+    let inputs = h.events("in", 6, 150, 21, 0.0).await;
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    for pair in inputs.chunks(2) {
+        write(&h.engine, &h.ports, &t, pair.to_vec()).await.unwrap();
+    }
+    let msgs = drain(&h.ports).await;
+    assert_eq!(msgs.len(), 3);
+    let mut deliveries: Vec<Message> = msgs.iter().flat_map(|m| std::iter::repeat_n(m.clone(), 3)).collect();
+    deliveries.shuffle(&mut rand::rng());
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    let mut committed = 0;
+    for chunk in deliveries.chunks(2) {
+        let out = committer.commit(chunk).await;
+        for (_, r) in out.results {
+            assert!(r.ack(), "{r:?}");
+            committed += usize::from(matches!(r, MessageResult::Committed { .. }));
+        }
+    }
+    assert_eq!(committed, 3, "each manifest committed exactly once; the copies were duplicates");
+    let ids = contents(&h.ports, &table()).await.event_ids();
+    assert_eq!(ids.len(), 900);
+    assert!(counts(&ids).values().all(|c| *c == 1));
+}
+
+#[tokio::test]
+async fn an_overlapping_batch_is_rejected_and_its_new_objects_requeued() {
+    let h = Harness::new();
+    let inputs = h.events("in", 3, 100, 22, 0.0).await;
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    // Batch A = {0, 1}; a retried writer batch B = {1, 2}, written before A committed,
+    // overlaps it on object 1.
+    write(&h.engine, &h.ports, &t, inputs[0..2].to_vec()).await.unwrap();
+    let a = drain(&h.ports).await;
+    write(&h.engine, &h.ports, &t, inputs[1..3].to_vec()).await.unwrap();
+    let b = drain(&h.ports).await;
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    assert!(matches!(committer.commit(&a).await.results[0].1, MessageResult::Committed { .. }));
+    let requeue = match &committer.commit(&b).await.results[0].1 {
+        MessageResult::Overlap { requeue } => requeue.clone(),
+        other => panic!("expected an overlap, got {other:?}"),
+    };
+    assert_eq!(requeue.iter().map(|s| s.uri.clone()).collect::<Vec<_>>(), vec![inputs[2].uri.clone()]);
+    // The new object, written again on its own, lands; nothing is doubled.
+    write(&h.engine, &h.ports, &t, vec![inputs[2].clone()]).await.unwrap();
+    let c = drain(&h.ports).await;
+    assert!(matches!(committer.commit(&c).await.results[0].1, MessageResult::Committed { .. }));
+    let ids = contents(&h.ports, &table()).await.event_ids();
+    assert_eq!(ids.len(), 300);
+    assert!(counts(&ids).values().all(|c| *c == 1));
+}
+
+/// A pointer whose first swap is beaten by another committer's commit.
+struct Racing {
+    inner: Arc<dyn TablePointer>,
+    fired: AtomicBool,
+    rival: tokio::sync::Mutex<Option<(Committer, Vec<Message>)>>,
+}
+
+#[async_trait]
+impl TablePointer for Racing {
+    async fn load(&self, t: &TableIdent) -> Result<Option<Pointer>, PortError> {
+        self.inner.load(t).await
+    }
+    async fn create(&self, t: &TableIdent, loc: &str) -> Result<Pointer, PortError> {
+        self.inner.create(t, loc).await
+    }
+    async fn swap(&self, t: &TableIdent, expected: &Pointer, loc: &str) -> Result<Pointer, PortError> {
+        if !self.fired.swap(true, Ordering::SeqCst) {
+            let (mut rival, msgs) = self.rival.lock().await.take().expect("rival");
+            let out = rival.commit(&msgs).await;
+            assert!(matches!(out.results[0].1, MessageResult::Committed { .. }), "{:?}", out.results);
+        }
+        self.inner.swap(t, expected, loc).await
+    }
+}
+
+#[tokio::test]
+async fn a_lost_compare_and_swap_replans_without_losing_or_doubling() {
+    let h = Harness::new();
+    let inputs = h.events("in", 2, 120, 23, 0.0).await;
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    write(&h.engine, &h.ports, &t, vec![inputs[0].clone()]).await.unwrap();
+    write(&h.engine, &h.ports, &t, vec![inputs[1].clone()]).await.unwrap();
+    let msgs = drain(&h.ports).await;
+    // The rival uses a lock of its own (as a zombie past its lease would): the pointer's
+    // compare-and-swap alone must keep the table right.
+    let mut rival_ports = h.ports.clone();
+    rival_ports.lock = Arc::new(floe::adapters::local::SqliteLock::open(&h.dir.path().join("rival-lock.db")).unwrap());
+    let rival = Committer::new(h.engine.clone(), rival_ports);
+    let racing = Arc::new(Racing {
+        inner: h.ports.pointer.clone(),
+        fired: AtomicBool::new(false),
+        rival: tokio::sync::Mutex::new(Some((rival, vec![msgs[1].clone()]))),
+    });
+    let mut ports = h.ports.clone();
+    ports.pointer = racing;
+    let mut loser = Committer::new(h.engine.clone(), ports);
+    let out = loser.commit(&msgs[0..1]).await;
+    assert!(matches!(out.results[0].1, MessageResult::Committed { .. }), "{:?}", out.results);
+    let c = contents(&h.ports, &table()).await;
+    assert_eq!(c.snapshots, 2, "both commits landed, one on top of the other");
+    let ids = c.event_ids();
+    assert_eq!(ids.len(), 240);
+    assert!(counts(&ids).values().all(|c| *c == 1));
+}
+
+/// A ledger whose first `record_committed` fails, as if the committer died right after the swap.
+struct DiesAfterSwap {
+    inner: Arc<dyn Ledger>,
+    armed: AtomicBool,
+}
+
+#[async_trait]
+impl Ledger for DiesAfterSwap {
+    async fn lookup(&self, t: &TableIdent, ids: &[String]) -> Result<Vec<(String, SourceState)>, PortError> {
+        self.inner.lookup(t, ids).await
+    }
+    async fn record_pending(&self, t: &TableIdent, ids: &[String], s: i64) -> Result<(), PortError> {
+        self.inner.record_pending(t, ids, s).await
+    }
+    async fn record_committed(&self, t: &TableIdent, ids: &[String], s: i64) -> Result<(), PortError> {
+        if self.armed.swap(false, Ordering::SeqCst) {
+            return Err(PortError::io("ledger", std::io::Error::other("process died")));
+        }
+        self.inner.record_committed(t, ids, s).await
+    }
+    async fn quarantine(&self, r: QuarantineRecord) -> Result<(), PortError> {
+        self.inner.quarantine(r).await
+    }
+    async fn quarantined(&self) -> Result<Vec<QuarantineRecord>, PortError> {
+        self.inner.quarantined().await
+    }
+}
+
+#[tokio::test]
+async fn a_commit_whose_ledger_update_was_lost_is_recognised_on_redelivery() {
+    let h = Harness::new();
+    let inputs = h.events("in", 2, 100, 24, 0.0).await;
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    write(&h.engine, &h.ports, &t, inputs.clone()).await.unwrap();
+    let msgs = drain(&h.ports).await;
+    let mut ports = h.ports.clone();
+    ports.ledger = Arc::new(DiesAfterSwap { inner: h.ports.ledger.clone(), armed: AtomicBool::new(true) });
+    let mut first = Committer::new(h.engine.clone(), ports);
+    let out = first.commit(&msgs).await;
+    assert!(matches!(out.results[0].1, MessageResult::Retry { .. }), "not acknowledged: {:?}", out.results);
+    assert_eq!(contents(&h.ports, &table()).await.rows(), 200, "the snapshot landed");
+    // Redelivery to a fresh committer: the pending records point at a snapshot in the history.
+    let mut second = Committer::new(h.engine.clone(), h.ports.clone());
+    let out = second.commit(&msgs).await;
+    assert_eq!(out.results[0].1, MessageResult::Duplicate);
+    let c = contents(&h.ports, &table()).await;
+    assert_eq!(c.rows(), 200, "not committed twice");
+    assert_eq!(c.snapshots, 1);
+    let ids: Vec<String> = msgs_sources(&msgs);
+    let states = h.ports.ledger.lookup(&table(), &ids).await.unwrap();
+    assert!(states.iter().all(|(_, s)| matches!(s, SourceState::Committed { .. })), "ledger healed: {states:?}");
+}
+
+fn msgs_sources(msgs: &[Message]) -> Vec<String> {
+    msgs.iter()
+        .flat_map(|m| floe::message::FileManifest::from_json(&m.body).unwrap().sources.into_iter().map(|s| s.id))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_warm_committer_reads_no_metadata() {
+    let h = Harness::new();
+    let inputs = h.events("in", 4, 50, 25, 0.0).await;
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    for obj in &inputs {
+        write(&h.engine, &h.ports, &t, vec![obj.clone()]).await.unwrap();
+        let msgs = drain(&h.ports).await;
+        assert!(matches!(committer.commit(&msgs).await.results[0].1, MessageResult::Committed { .. }));
+    }
+    assert_eq!(committer.reads(), 1, "only the first commit read the table metadata");
+    assert_eq!(contents(&h.ports, &table()).await.snapshots, 4);
+}

@@ -1,0 +1,151 @@
+//! Fixtures: a temporary warehouse, generated inputs, and a reader of what a table holds.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use arrow_array::{Array, FixedSizeBinaryArray, RecordBatch};
+use floe::TableIdent;
+use floe::adapters::local;
+use floe::config::{EngineConfig, TableConfig};
+use floe::ports::{ObjectMeta, Ports};
+use floe::sample::{self, EventsSpec};
+use floe::table::load_table;
+use iceberg::spec::{Manifest, ManifestList};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub ports: Ports,
+    pub warehouse: String,
+    pub engine: EngineConfig,
+}
+
+impl Harness {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ports = local::ports(&dir.path().join("wh")).expect("ports");
+        let warehouse = local::warehouse_uri(&dir.path().join("wh")).expect("uri");
+        Harness { dir, ports, warehouse, engine: EngineConfig::default() }
+    }
+
+    pub fn input_dir(&self, name: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::create_dir_all(&p).expect("mkdir");
+        p
+    }
+
+    /// Writes `files` event files into folder `name`; returns their object metadata.
+    pub async fn events(&self, name: &str, files: u64, per_file: usize, seed: u64, dup_rate: f64) -> Vec<ObjectMeta> {
+        let dir = self.input_dir(name);
+        let spec = EventsSpec { events_per_file: per_file, dup_rate, ..Default::default() };
+        let mut out = vec![];
+        for i in 0..files {
+            let p = dir.join(format!("part-{i:05}.avro"));
+            std::fs::write(&p, sample::events_file(&spec, seed, i).expect("gen").0).expect("write");
+            out.push(self.meta(&p).await);
+        }
+        out
+    }
+
+    pub async fn put_file(&self, name: &str, file: &str, bytes: &[u8]) -> ObjectMeta {
+        let p = self.input_dir(name).join(file);
+        std::fs::write(&p, bytes).expect("write");
+        self.meta(&p).await
+    }
+
+    pub async fn meta(&self, p: &std::path::Path) -> ObjectMeta {
+        self.ports.store.head(&local::path_to_uri(p)).await.expect("head")
+    }
+}
+
+pub fn events_table(name: &str) -> TableConfig {
+    TableConfig::new(name.parse().expect("table name"))
+        .with_partition_by("day(event_time), identity(tenant_id)")
+        .expect("spec")
+        .with_sort_by("tenant_id, event_time")
+        .expect("sort")
+        .with_dedup_key("event_id")
+        .expect("dedup")
+}
+
+/// Event ids of the given Avro files as apache-avro reads them (all occurrences).
+pub fn source_event_ids(files: &[ObjectMeta]) -> Vec<String> {
+    let mut out = vec![];
+    for f in files {
+        let bytes = std::fs::read(local::uri_to_path(&f.uri).expect("path")).expect("read");
+        for v in apache_avro::Reader::new(&bytes[..]).expect("reader") {
+            if let apache_avro::types::Value::Record(fields) = v.expect("record") {
+                for (k, v) in fields {
+                    if k == "event_id" {
+                        match v {
+                            apache_avro::types::Value::Uuid(u) => out.push(u.to_string()),
+                            apache_avro::types::Value::String(s) => out.push(s),
+                            other => panic!("event_id is {other:?}"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What the table's current snapshot holds: each live data file (path, partition) and its rows.
+pub struct TableContents {
+    pub files: Vec<(String, iceberg::spec::Struct, RecordBatch)>,
+    pub snapshots: usize,
+}
+
+impl TableContents {
+    pub fn rows(&self) -> usize {
+        self.files.iter().map(|(_, _, b)| b.num_rows()).sum()
+    }
+
+    pub fn event_ids(&self) -> Vec<String> {
+        let mut out = vec![];
+        for (_, _, b) in &self.files {
+            let col = b.column_by_name("event_id").expect("event_id");
+            let ids = col.as_any().downcast_ref::<FixedSizeBinaryArray>().expect("uuid as fixed(16)");
+            for i in 0..ids.len() {
+                out.push(uuid::Uuid::from_slice(ids.value(i)).expect("16 bytes").to_string());
+            }
+        }
+        out
+    }
+}
+
+pub async fn contents(ports: &Ports, table: &TableIdent) -> TableContents {
+    let state =
+        load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await.expect("load").expect("table exists");
+    let m = &state.metadata;
+    let mut files = vec![];
+    if let Some(snap) = m.current_snapshot() {
+        let list = ManifestList::parse_with_version(
+            &ports.store.get(snap.manifest_list()).await.expect("list"),
+            m.format_version(),
+        )
+        .expect("parse list");
+        for mf in list.entries() {
+            let manifest =
+                Manifest::parse_avro(&ports.store.get(&mf.manifest_path).await.expect("manifest")).expect("parse");
+            for e in manifest.entries().iter().filter(|e| e.is_alive()) {
+                let f = e.data_file();
+                let bytes = ports.store.get(f.file_path()).await.expect("data file");
+                let reader = ParquetRecordBatchReaderBuilder::try_new(bytes).expect("parquet").build().expect("reader");
+                let batches: Vec<RecordBatch> = reader.map(|b| b.expect("batch")).collect();
+                let batch = arrow_select::concat::concat_batches(&batches[0].schema(), &batches).expect("concat");
+                assert_eq!(batch.num_rows() as u64, f.record_count(), "record_count matches the file");
+                files.push((f.file_path().to_string(), f.partition().clone(), batch));
+            }
+        }
+    }
+    TableContents { files, snapshots: m.snapshots().len() }
+}
+
+pub fn counts(ids: &[String]) -> HashMap<&str, usize> {
+    let mut m = HashMap::new();
+    for id in ids {
+        *m.entry(id.as_str()).or_default() += 1;
+    }
+    m
+}

@@ -1,0 +1,129 @@
+//! Embedded ingest end to end: partitioning, sorting, dedup, idempotency, quarantine.
+
+use std::collections::HashSet;
+
+use arrow_array::{Array, StringArray, TimestampMicrosecondArray};
+use floe::pipeline::ingest::{IngestOptions, ingest};
+use floe::sample::{self, Corruption};
+
+use crate::common::*;
+
+#[tokio::test]
+async fn partitions_sorts_and_drops_duplicates() {
+    let h = Harness::new();
+    let inputs = h.events("in", 6, 400, 3, 0.05).await;
+    let cfg = events_table("web.events");
+    let report =
+        ingest(&h.engine, &h.ports, &cfg, &h.warehouse, inputs.clone(), &IngestOptions::default()).await.unwrap();
+    assert!(report.created);
+    assert!(report.quarantined.is_empty());
+    let source = source_event_ids(&inputs);
+    let distinct: HashSet<&String> = source.iter().collect();
+    assert!(distinct.len() < source.len(), "the input has duplicates");
+    let t = contents(&h.ports, &cfg.table).await;
+    let ids = t.event_ids();
+    assert_eq!(ids.len(), distinct.len(), "one row per event id");
+    assert_eq!(ids.iter().collect::<HashSet<_>>(), distinct, "exactly the source's ids");
+    assert_eq!(report.rows_committed as usize, distinct.len());
+    assert_eq!(report.duplicates as usize, source.len() - distinct.len());
+    for (path, part, batch) in &t.files {
+        let tenants = batch.column_by_name("tenant_id").unwrap().as_any().downcast_ref::<StringArray>().unwrap();
+        let times =
+            batch.column_by_name("event_time").unwrap().as_any().downcast_ref::<TimestampMicrosecondArray>().unwrap();
+        let tenant = part[1].as_ref().map(|l| format!("{l:?}")).unwrap();
+        let day = match part[0].as_ref().unwrap() {
+            iceberg::spec::Literal::Primitive(iceberg::spec::PrimitiveLiteral::Int(d)) => *d as i64,
+            other => panic!("day partition is {other:?}"),
+        };
+        for i in 0..batch.num_rows() {
+            assert!(tenant.contains(tenants.value(i)), "{path}: row {i} is in its tenant partition");
+            assert_eq!(times.value(i).div_euclid(86_400_000_000), day, "{path}: row {i} is in its day");
+            if i > 0 {
+                assert!(times.value(i - 1) <= times.value(i), "{path}: sorted by event_time within the tenant");
+            }
+        }
+        assert!(path.contains("tenant_id=") && path.contains("event_time_day="), "hive-style path {path}");
+    }
+}
+
+#[tokio::test]
+async fn reingest_commits_nothing_new() {
+    let h = Harness::new();
+    let inputs = h.events("in", 4, 200, 5, 0.0).await;
+    let cfg = events_table("web.events");
+    let opts = IngestOptions::default();
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, inputs.clone(), &opts).await.unwrap();
+    let before = contents(&h.ports, &cfg.table).await;
+    let again = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, inputs, &opts).await.unwrap();
+    assert_eq!(again.skipped, 4);
+    assert_eq!(again.rows_committed, 0);
+    let after = contents(&h.ports, &cfg.table).await;
+    assert_eq!(after.rows(), before.rows());
+    assert_eq!(after.snapshots, before.snapshots, "no empty snapshot either");
+}
+
+#[tokio::test]
+async fn bad_files_are_quarantined_and_every_good_file_lands() {
+    let h = Harness::new();
+    let good = h.events("in", 5, 300, 9, 0.0).await;
+    let template = std::fs::read(floe::adapters::local::uri_to_path(&good[0].uri).unwrap()).unwrap();
+    let mut all = good.clone();
+    let mut bad = HashSet::new();
+    for how in Corruption::ALL {
+        let m = h.put_file("in", &format!("bad-{}.avro", how.name()), &sample::corrupt(&template, how)).await;
+        bad.insert(m.uri.clone());
+        all.push(m);
+    }
+    let sink =
+        h.put_file("in", "other-schema.avro", &sample::kitchen_sink(10, 1, apache_avro::Codec::Null).unwrap()).await;
+    bad.insert(sink.uri.clone());
+    all.push(sink);
+    let cfg = events_table("web.events");
+    let report = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, all, &IngestOptions::default()).await.unwrap();
+    let quarantined: HashSet<String> = report.quarantined.iter().map(|(u, _)| u.clone()).collect();
+    assert_eq!(quarantined, bad, "exactly the bad files are quarantined");
+    for (uri, r) in &report.quarantined {
+        assert!(!r.reason.is_empty(), "{uri} has a reason");
+        if uri.ends_with("other-schema.avro") {
+            assert_eq!(r.kind, "schema");
+        }
+        if uri.ends_with("bad-empty.avro") {
+            assert_eq!(r.kind, "empty");
+        }
+    }
+    let t = contents(&h.ports, &cfg.table).await;
+    assert_eq!(t.rows(), source_event_ids(&good).len(), "every good row landed");
+    let recorded = h.ports.ledger.quarantined().await.unwrap();
+    assert_eq!(recorded.iter().map(|r| r.uri.clone()).collect::<HashSet<_>>(), bad);
+}
+
+#[tokio::test]
+async fn settings_that_contradict_the_table_are_refused() {
+    let h = Harness::new();
+    let inputs = h.events("in", 1, 50, 1, 0.0).await;
+    let cfg = events_table("web.events");
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, inputs.clone(), &IngestOptions::default()).await.unwrap();
+    let other = cfg.clone().with_partition_by("hour(event_time)").unwrap();
+    let err =
+        ingest(&h.engine, &h.ports, &other, &h.warehouse, inputs.clone(), &IngestOptions::default()).await.unwrap_err();
+    assert!(err.to_string().contains("partitioning"), "{err}");
+    let bad_col = floe::config::TableConfig::new("web.other".parse().unwrap()).with_sort_by("no_such_column").unwrap();
+    let err = ingest(&h.engine, &h.ports, &bad_col, &h.warehouse, inputs, &IngestOptions::default()).await.unwrap_err();
+    assert!(err.to_string().contains("no_such_column"), "{err}");
+}
+
+#[tokio::test]
+async fn small_batches_make_several_snapshots_with_exact_rows() {
+    let h = Harness::new();
+    let inputs = h.events("in", 9, 100, 11, 0.0).await;
+    let cfg = events_table("web.events");
+    let opts = IngestOptions { batch_objects: 2, writers: 3, ..Default::default() };
+    let report = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, inputs.clone(), &opts).await.unwrap();
+    assert!(report.snapshots >= 1);
+    let t = contents(&h.ports, &cfg.table).await;
+    let ids = t.event_ids();
+    assert_eq!(ids.len(), 900);
+    assert!(counts(&ids).values().all(|c| *c == 1), "no row twice");
+    let paths: HashSet<&String> = t.files.iter().map(|(p, _, _)| p).collect();
+    assert_eq!(paths.len(), t.files.len(), "no data file registered twice");
+}

@@ -1,0 +1,6 @@
+//! Integration tests: the pipeline end to end on local adapters in a temporary warehouse
+//! (embedded mode is the harness). One test binary, as delta-kernel-rs does, to cut link time.
+
+mod commit;
+mod common;
+mod ingest;
