@@ -7,10 +7,14 @@ FLOE := target/release/floe
 RUN_DIR ?= data/sample
 WAREHOUSE ?= warehouse
 
-.PHONY: build run test test-rust test-python venv bench lint fmt clean
+.PHONY: build build-tests run test test-rust test-python venv bench lint fmt clean
 
 build:
 	$(CARGO) build --release --workspace
+
+# Binaries and test binaries with the features `cargo test` unifies (so nothing builds twice).
+build-tests:
+	$(CARGO) build --release --workspace --all-targets
 
 # Generate sample events, ingest them into ./warehouse, print the table's status.
 run: build
@@ -28,10 +32,10 @@ venv: $(VENV)/.installed
 
 test: test-rust test-python
 
-test-rust:
+test-rust: build-tests
 	$(CARGO) test --release --workspace
 
-test-python: build venv
+test-python: build-tests venv
 	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q tests/python
 
 # Writer path vs raw decode+encode, per core. BENCH_ARGS="--input DIR" to use your own files.

@@ -177,20 +177,28 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         }
         Ok(())
     })?;
+    let (mut read_t, mut encode_t) = (Duration::ZERO, Duration::ZERO);
     let writer = time(a.runs, || {
         for b in &batches {
             let mut decoded = vec![];
             let mut bytes = 0;
+            let s = Instant::now();
             for &i in b {
                 decoded.extend(read_object(&data[i], &table, &engine).map_err(|r| anyhow::anyhow!("{r}"))?);
                 bytes += data[i].len();
             }
+            read_t += s.elapsed();
+            let s = Instant::now();
             let rows: usize = decoded.iter().map(|b| b.num_rows()).sum();
             let enc = encode(&table, &engine, decoded, "bench", bytes as f64 / rows.max(1) as f64)?;
             std::hint::black_box(enc.files.len());
+            drop(enc);
+            encode_t += s.elapsed();
         }
         Ok(())
     })?;
+    let calls = (a.runs.max(1) + 1) as u32;
+    eprintln!("writer path split: read+decode+conform {:?}, dedup+cluster+encode {:?} per pass", read_t / calls, encode_t / calls);
     let decode_arrow = time(a.runs, || {
         for (d, i) in data.iter().zip(&infos) {
             std::hint::black_box(avro::decode(d, i, u64::MAX).map_err(|r| anyhow::anyhow!("{r}"))?);

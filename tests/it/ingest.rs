@@ -127,3 +127,27 @@ async fn small_batches_make_several_snapshots_with_exact_rows() {
     let paths: HashSet<&String> = t.files.iter().map(|(p, _, _)| p).collect();
     assert_eq!(paths.len(), t.files.len(), "no data file registered twice");
 }
+
+#[tokio::test]
+async fn a_decompression_bomb_is_refused_by_the_size_limit() {
+    let mut h = Harness::new();
+    h.engine.max_decoded_bytes = 16 << 20;
+    let schema = apache_avro::Schema::parse_str(r#"{"type":"record","name":"B","fields":[{"name":"blob","type":"bytes"}]}"#).unwrap();
+    let mut w = apache_avro::Writer::with_codec(&schema, Vec::new(), apache_avro::Codec::Deflate(Default::default()));
+    w.append(apache_avro::types::Value::Record(vec![("blob".into(), apache_avro::types::Value::Bytes(vec![0; 64 << 20]))]))
+        .unwrap();
+    let bomb = w.into_inner().unwrap();
+    assert!(bomb.len() < 1 << 20, "small on disk: {} bytes", bomb.len());
+    let good = h.events("in", 1, 100, 4, 0.0).await;
+    let m = h.put_file("in", "bomb.avro", &bomb).await;
+    let cfg = floe::config::TableConfig::new("web.events".parse().unwrap());
+    let mut all = good.clone();
+    all.push(m);
+    let report = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, all, &IngestOptions::default()).await.unwrap();
+    assert_eq!(report.quarantined.len(), 1);
+    let (uri, r) = &report.quarantined[0];
+    assert!(uri.ends_with("bomb.avro"));
+    // The bomb's schema differs from the table's, but the size limit is what refuses it first.
+    assert_eq!(r.kind, "too-large", "{r}");
+    assert_eq!(contents(&h.ports, &cfg.table).await.rows(), 100);
+}

@@ -1,13 +1,13 @@
 //! Clustering a writer batch: drop duplicates of the dedup key, sort by partition and cluster
 //! key, and cut the sorted batch into one run per partition. Pure Arrow compute, no I/O.
 
-use std::collections::HashSet;
+use hashbrown::HashSet;
 use std::ops::Range;
 
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StructArray};
-use arrow_ord::sort::{SortColumn, SortOptions, lexsort_to_indices};
+use arrow_array::{Array, ArrayRef, FixedSizeBinaryArray, RecordBatch, StringArray, StructArray, UInt32Array};
+use arrow_schema::DataType;
+use arrow_ord::sort::{SortColumn, SortOptions};
 use arrow_row::{RowConverter, SortField};
-use arrow_select::filter::filter_record_batch;
 use arrow_select::take::{take, take_record_batch};
 use iceberg::arrow::PartitionValueCalculator;
 use iceberg::spec::{Literal, Struct};
@@ -37,21 +37,92 @@ pub(crate) fn column_by_path(batch: &RecordBatch, path: &str) -> Result<ArrayRef
     Ok(col)
 }
 
-/// Keeps the first row of each distinct dedup key (in source order); returns the rows dropped.
-pub fn dedup(batch: RecordBatch, key: &[String]) -> Result<(RecordBatch, usize)> {
+/// The rows to keep so that each distinct dedup key appears once (its first occurrence, in
+/// source order), or `None` when there is no key or no duplicate.
+pub fn dedup(batch: &RecordBatch, key: &[String]) -> Result<Option<Vec<u32>>> {
     if key.is_empty() || batch.num_rows() == 0 {
-        return Ok((batch, 0));
+        return Ok(None);
     }
-    let cols = key.iter().map(|k| column_by_path(&batch, k)).collect::<Result<Vec<_>>>()?;
+    let cols = key.iter().map(|k| column_by_path(batch, k)).collect::<Result<Vec<_>>>()?;
+    let n = batch.num_rows();
+    let mut keep = Vec::with_capacity(n);
+    // One fixed-width or string key column (a UUID, an id): hash its bytes directly. Otherwise
+    // hash the row encoding of all key columns (which also tells null from empty).
+    match (cols.as_slice(), cols[0].data_type()) {
+        ([c], DataType::FixedSizeBinary(_)) if c.null_count() == 0 => {
+            let a = c.as_any().downcast_ref::<FixedSizeBinaryArray>().expect("fixed size binary");
+            let mut seen: HashSet<&[u8]> = HashSet::with_capacity(n);
+            keep.extend((0..n as u32).filter(|i| seen.insert(a.value(*i as usize))));
+        }
+        ([c], DataType::Utf8) if c.null_count() == 0 => {
+            let a = c.as_any().downcast_ref::<StringArray>().expect("utf8");
+            let mut seen: HashSet<&str> = HashSet::with_capacity(n);
+            keep.extend((0..n as u32).filter(|i| seen.insert(a.value(*i as usize))));
+        }
+        _ => {
+            let conv = RowConverter::new(cols.iter().map(|c| SortField::new(c.data_type().clone())).collect())?;
+            let rows = conv.convert_columns(&cols)?;
+            let mut seen: HashSet<&[u8]> = HashSet::with_capacity(n);
+            keep.extend((0..n as u32).filter(|i| seen.insert(rows.row(*i as usize).data())));
+        }
+    }
+    Ok((keep.len() < n).then_some(keep))
+}
+
+/// Each row's partition as a rank among the distinct partition tuples in sort order: rows
+/// then compare by one integer before their sort key. Distinct tuples are few (tens to
+/// thousands), so this costs one row encoding and one hash lookup per row.
+fn partition_ranks(part: &StructArray) -> Result<Vec<u32>> {
+    let cols: Vec<ArrayRef> = part.columns().to_vec();
     let conv = RowConverter::new(cols.iter().map(|c| SortField::new(c.data_type().clone())).collect())?;
     let rows = conv.convert_columns(&cols)?;
-    let mut seen: HashSet<&[u8]> = HashSet::with_capacity(batch.num_rows());
-    let keep: BooleanArray = (0..rows.num_rows()).map(|i| Some(seen.insert(rows.row(i).data()))).collect();
-    let dropped = batch.num_rows() - seen.len();
-    if dropped == 0 {
-        return Ok((batch, 0));
+    let mut ids: hashbrown::HashMap<&[u8], u32> = hashbrown::HashMap::new();
+    let group: Vec<u32> = (0..rows.num_rows())
+        .map(|i| {
+            let next = ids.len() as u32;
+            *ids.entry(rows.row(i).data()).or_insert(next)
+        })
+        .collect();
+    let mut distinct: Vec<(&[u8], u32)> = ids.into_iter().collect();
+    distinct.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut rank = vec![0u32; distinct.len()];
+    for (r, (_, g)) in distinct.iter().enumerate() {
+        rank[*g as usize] = r as u32;
     }
-    Ok((filter_record_batch(&batch, &keep)?, dropped))
+    Ok(group.into_iter().map(|g| rank[g as usize]).collect())
+}
+
+/// Indices of the rows in `keep` (all rows if `None`) sorted by partition, then by `keys`
+/// (stable: ties keep source order).
+fn sort_indices(part: Option<&StructArray>, keys: &[SortColumn], n: usize, keep: Option<Vec<u32>>) -> Result<UInt32Array> {
+    let rank = part.map(partition_ranks).transpose()?;
+    let rank_of = |i: u32| rank.as_ref().map_or(0, |r| r[i as usize]);
+    let mut idx: Vec<u32> = keep.unwrap_or_else(|| (0..n as u32).collect());
+    match keys {
+        [] => idx.sort_by_key(|i| rank_of(*i)),
+        // The common cluster key, one non-null 64-bit column (a timestamp): compare integers.
+        [k] if k.values.null_count() == 0 && k.values.data_type().primitive_width() == Some(8) && !matches!(k.values.data_type(), DataType::Float64) => {
+            let data = k.values.to_data();
+            let v: &[i64] = &data.buffer::<i64>(0)[..k.values.len()];
+            let desc = k.options.is_some_and(|o| o.descending);
+            if desc {
+                idx.sort_by_key(|i| (rank_of(*i), std::cmp::Reverse(v[*i as usize])));
+            } else {
+                idx.sort_by_key(|i| (rank_of(*i), v[*i as usize]));
+            }
+        }
+        _ => {
+            // Compare row encodings of the sort key (one memcmp) after the partition rank.
+            let fields = keys
+                .iter()
+                .map(|k| SortField::new_with_options(k.values.data_type().clone(), k.options.unwrap_or_default()))
+                .collect();
+            let cols: Vec<ArrayRef> = keys.iter().map(|k| k.values.clone()).collect();
+            let rows = RowConverter::new(fields)?.convert_columns(&cols)?;
+            idx.sort_by(|a, b| rank_of(*a).cmp(&rank_of(*b)).then_with(|| rows.row(*a as usize).cmp(&rows.row(*b as usize))));
+        }
+    }
+    Ok(UInt32Array::from(idx))
 }
 
 /// A sorted batch and the row ranges of its partitions, each with its partition tuple.
@@ -62,9 +133,9 @@ pub struct Clustered {
     pub partitions: Vec<(Range<usize>, Struct)>,
 }
 
-/// Sorts `batch` by its partition values and then the table's cluster key, and splits it.
-pub fn cluster(batch: RecordBatch, table: &WriterTable) -> Result<Clustered> {
-    let n = batch.num_rows();
+/// Sorts the rows of `batch` listed in `keep` (all if `None`) by their partition values and then
+/// the table's cluster key, and splits them by partition. One `take` builds the output.
+pub fn cluster(batch: RecordBatch, keep: Option<Vec<u32>>, table: &WriterTable) -> Result<Clustered> {
     let part: Option<StructArray> = if table.spec.is_unpartitioned() {
         None
     } else {
@@ -73,19 +144,25 @@ pub fn cluster(batch: RecordBatch, table: &WriterTable) -> Result<Clustered> {
         Some(arr.as_any().downcast_ref::<StructArray>().expect("partition values are a struct").clone())
     };
     let mut keys: Vec<SortColumn> = vec![];
-    if let Some(p) = &part {
-        keys.extend(p.columns().iter().map(|c| SortColumn { values: c.clone(), options: None }));
-    }
     for SortTerm { column, descending, nulls_first } in &table.sort {
-        keys.push(SortColumn {
-            values: column_by_path(&batch, column)?,
-            options: Some(SortOptions { descending: *descending, nulls_first: *nulls_first }),
-        });
+        // A column already partitioned by identity is constant within a partition: skip it.
+        let field = table.schema.field_by_name(column).map(|f| f.id);
+        let constant = table
+            .spec
+            .fields()
+            .iter()
+            .any(|pf| Some(pf.source_id) == field && pf.transform == iceberg::spec::Transform::Identity);
+        if !constant {
+            keys.push(SortColumn {
+                values: column_by_path(&batch, column)?,
+                options: Some(SortOptions { descending: *descending, nulls_first: *nulls_first }),
+            });
+        }
     }
-    let (batch, part) = if keys.is_empty() || n <= 1 {
+    let (batch, part) = if keys.is_empty() && part.is_none() && keep.is_none() {
         (batch, part)
     } else {
-        let idx = lexsort_to_indices(&keys, None)?;
+        let idx = sort_indices(part.as_ref(), &keys, batch.num_rows(), keep)?;
         let sorted = take_record_batch(&batch, &idx)?;
         let part = match part {
             Some(p) => Some(take(&p, &idx, None)?.as_any().downcast_ref::<StructArray>().expect("struct").clone()),
@@ -93,6 +170,7 @@ pub fn cluster(batch: RecordBatch, table: &WriterTable) -> Result<Clustered> {
         };
         (sorted, part)
     };
+    let n = batch.num_rows();
     let Some(part) = part else {
         let partitions = if n == 0 { vec![] } else { vec![(0..n, Struct::empty())] };
         return Ok(Clustered { batch, partitions });

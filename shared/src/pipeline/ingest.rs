@@ -71,13 +71,19 @@ pub struct IngestReport {
     pub elapsed: Duration,
 }
 
-/// Splits objects into writer batches by size and count, keeping input order.
+/// Splits objects into writer batches by size and count, keeping input order, and into at
+/// least as many batches as there are writers (when there are enough objects), so that every
+/// core has work.
 pub fn plan_batches(objects: Vec<ObjectMeta>, opts: &IngestOptions) -> Vec<Vec<ObjectMeta>> {
+    let total: u64 = objects.iter().map(|o| o.size).sum();
+    let writers = opts.writers.max(1) as u64;
+    let max_bytes = opts.batch_bytes.min(total.div_ceil(writers).max(1));
+    let max_objects = opts.batch_objects.min(objects.len().div_ceil(writers as usize).max(1));
     let mut out: Vec<Vec<ObjectMeta>> = vec![];
     let mut cur: Vec<ObjectMeta> = vec![];
     let mut bytes = 0u64;
     for o in objects {
-        if !cur.is_empty() && (bytes + o.size > opts.batch_bytes || cur.len() >= opts.batch_objects) {
+        if !cur.is_empty() && (bytes + o.size > max_bytes || cur.len() >= max_objects) {
             out.push(std::mem::take(&mut cur));
             bytes = 0;
         }
@@ -256,5 +262,27 @@ async fn run_committer(
             None if done => return Ok(totals),
             None => tokio::time::sleep(Duration::from_millis(25)).await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn objs(n: usize, size: u64) -> Vec<ObjectMeta> {
+        (0..n).map(|i| ObjectMeta { uri: format!("file:///o{i}"), size, version: "v".into() }).collect()
+    }
+
+    #[test]
+    fn batches_respect_limits_and_feed_every_writer() {
+        let opts = IngestOptions { writers: 2, batch_bytes: 1000, batch_objects: 4, ..Default::default() };
+        let b = plan_batches(objs(10, 100), &opts);
+        assert!(b.iter().all(|b| b.len() <= 4 && b.iter().map(|o| o.size).sum::<u64>() <= 1000));
+        assert_eq!(b.iter().map(Vec::len).sum::<usize>(), 10, "nothing lost");
+        let few = plan_batches(objs(3, 10), &opts);
+        assert!(few.len() >= 2, "both writers get work even for a small input: {few:?}");
+        let one = plan_batches(objs(1, 10_000), &opts);
+        assert_eq!(one.len(), 1, "an object larger than the batch limit still makes a batch");
+        assert!(plan_batches(vec![], &opts).is_empty());
     }
 }

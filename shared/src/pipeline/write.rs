@@ -6,7 +6,6 @@
 //! encode Parquet with inline metrics under names derived from the batch's identity, upload,
 //! and send one [`FileManifest`] to the commit queue. It never touches table metadata.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::RecordBatch;
@@ -53,7 +52,17 @@ struct Decoded {
 }
 
 /// Reads and checks one object: framing, schema mapping, decoding, conformance to the table.
+///
+/// A panic inside a decoder (a bug reached by hostile input) rejects the object rather than
+/// taking the batch down with it.
 pub fn read_object(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<Vec<RecordBatch>, Rejection> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_object_inner(bytes, table, cfg))).unwrap_or_else(|p| {
+        let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+        Err(Rejection::new("corrupt", format!("the decoder failed: {}", what.unwrap_or_else(|| "panic".into()))))
+    })
+}
+
+fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<Vec<RecordBatch>, Rejection> {
     let info = avro::inspect(bytes)?;
     let avro_schema = schema::parse_avro_schema(&info.schema_json).map_err(schema_rejection)?;
     schema::avro_to_iceberg(&avro_schema).map_err(schema_rejection)?;
@@ -206,8 +215,9 @@ pub fn encode(
 ) -> Result<Encoded> {
     let all = arrow_select::concat::concat_batches(&table.arrow_schema, &batches)?;
     drop(batches);
-    let (all, duplicates) = dedup(all, &table.dedup_key)?;
-    let clustered = cluster(all, table)?;
+    let keep = dedup(&all, &table.dedup_key)?;
+    let duplicates = keep.as_ref().map_or(0, |k| all.num_rows() - k.len());
+    let clustered = cluster(all, keep, table)?;
     let props = parquet::writer_properties(&table.compression, cfg.row_group_rows)?;
     let ptype = table.spec.partition_type(&table.schema)?;
     let rows_per_file = ((table.target_file_size as f64 / source_bytes_per_row) as usize).max(1024);
@@ -230,6 +240,3 @@ pub fn encode(
     }
     Ok(Encoded { files, duplicates })
 }
-
-/// Shared handle so callers can fan batches out over tasks.
-pub type SharedTable = Arc<WriterTable>;
