@@ -71,27 +71,30 @@ pub struct IngestReport {
     pub elapsed: Duration,
 }
 
-/// Splits objects into writer batches by size and count, keeping input order, and into at
-/// least as many batches as there are writers (when there are enough objects), so that every
-/// core has work.
+/// Splits objects into writer batches, keeping input order: as few batches as the size and
+/// count limits allow, but at least one per writer when there are enough objects, and of
+/// balanced size (each object goes to the batch its byte midpoint falls in).
 pub fn plan_batches(objects: Vec<ObjectMeta>, opts: &IngestOptions) -> Vec<Vec<ObjectMeta>> {
-    let total: u64 = objects.iter().map(|o| o.size).sum();
-    let writers = opts.writers.max(1) as u64;
-    let max_bytes = opts.batch_bytes.min(total.div_ceil(writers).max(1));
-    let max_objects = opts.batch_objects.min(objects.len().div_ceil(writers as usize).max(1));
-    let mut out: Vec<Vec<ObjectMeta>> = vec![];
-    let mut cur: Vec<ObjectMeta> = vec![];
-    let mut bytes = 0u64;
-    for o in objects {
-        if !cur.is_empty() && (bytes + o.size > max_bytes || cur.len() >= max_objects) {
-            out.push(std::mem::take(&mut cur));
-            bytes = 0;
-        }
-        bytes += o.size;
-        cur.push(o);
+    if objects.is_empty() {
+        return vec![];
     }
-    if !cur.is_empty() {
-        out.push(cur);
+    let n = objects.len();
+    let total: u64 = objects.iter().map(|o| o.size.max(1)).sum();
+    let k = (opts.writers.max(1) as u64)
+        .max(total.div_ceil(opts.batch_bytes.max(1)))
+        .max(n.div_ceil(opts.batch_objects.max(1)) as u64)
+        .min(n as u64);
+    let mut out: Vec<Vec<ObjectMeta>> = vec![];
+    let mut before = 0u64;
+    for o in objects {
+        let size = o.size.max(1);
+        let slot = ((before + size / 2) * k / total) as usize;
+        before += size;
+        let batches = out.len();
+        match out.last_mut() {
+            Some(cur) if batches > slot && cur.len() < opts.batch_objects.max(1) => cur.push(o),
+            _ => out.push(vec![o]),
+        }
     }
     out
 }
@@ -280,7 +283,9 @@ mod tests {
         assert!(b.iter().all(|b| b.len() <= 4 && b.iter().map(|o| o.size).sum::<u64>() <= 1000));
         assert_eq!(b.iter().map(Vec::len).sum::<usize>(), 10, "nothing lost");
         let few = plan_batches(objs(3, 10), &opts);
-        assert!(few.len() >= 2, "both writers get work even for a small input: {few:?}");
+        assert_eq!(few.len(), 2, "both writers get work even for a small input: {few:?}");
+        let even = plan_batches(objs(200, 600_000), &IngestOptions { writers: 2, ..Default::default() });
+        assert_eq!(even.iter().map(Vec::len).collect::<Vec<_>>(), vec![100, 100], "balanced, no stragglers");
         let one = plan_batches(objs(1, 10_000), &opts);
         assert_eq!(one.len(), 1, "an object larger than the batch limit still makes a batch");
         assert!(plan_batches(vec![], &opts).is_empty());
