@@ -7,7 +7,7 @@ FLOE := target/release/floe
 RUN_DIR ?= data/sample
 WAREHOUSE ?= warehouse
 
-.PHONY: build build-tests run test test-rust test-python venv bench lint fmt clean
+.PHONY: build build-tests run test test-rust test-python venv bench lint fmt clean lambda
 
 build:
 	$(CARGO) build --release --workspace
@@ -32,8 +32,9 @@ venv: $(VENV)/.installed
 
 test: test-rust test-python
 
-test-rust: build-tests
-	$(CARGO) test --release --workspace
+# The AWS tests run against moto's server, started (on a free port) and stopped by with-moto.sh.
+test-rust: build-tests venv
+	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace
 
 test-python: build-tests venv
 	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q tests/python
@@ -41,6 +42,11 @@ test-python: build-tests venv
 # Writer path vs raw decode+encode, per core. BENCH_ARGS="--input DIR" to use your own files.
 bench: build
 	$(FLOE) bench $(BENCH_ARGS)
+
+# Deployable Lambda binaries (floe-writer, floe-committer) under target/lambda/.
+lambda: venv
+	@command -v cargo-lambda >/dev/null || $(VENV)/bin/pip install --quiet cargo-lambda==1.9.2
+	PATH="$(abspath $(VENV))/bin:$$PATH" cargo lambda build --release -p floe-writer-fn -p floe-committer-fn
 
 lint:
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

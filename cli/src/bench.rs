@@ -198,7 +198,11 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         Ok(())
     })?;
     let calls = (a.runs.max(1) + 1) as u32;
-    eprintln!("writer path split: read+decode+conform {:?}, dedup+cluster+encode {:?} per pass", read_t / calls, encode_t / calls);
+    eprintln!(
+        "writer path split: read+decode+conform {:?}, dedup+cluster+encode {:?} per pass",
+        read_t / calls,
+        encode_t / calls
+    );
     let decode_arrow = time(a.runs, || {
         for (d, i) in data.iter().zip(&infos) {
             std::hint::black_box(avro::decode(d, i, u64::MAX).map_err(|r| anyhow::anyhow!("{r}"))?);

@@ -42,6 +42,8 @@ pub mod pipeline;
 pub mod ports;
 pub mod sample;
 pub mod table;
+#[cfg(feature = "aws")]
+pub mod telemetry;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 

@@ -132,10 +132,15 @@ async fn small_batches_make_several_snapshots_with_exact_rows() {
 async fn a_decompression_bomb_is_refused_by_the_size_limit() {
     let mut h = Harness::new();
     h.engine.max_decoded_bytes = 16 << 20;
-    let schema = apache_avro::Schema::parse_str(r#"{"type":"record","name":"B","fields":[{"name":"blob","type":"bytes"}]}"#).unwrap();
+    let schema =
+        apache_avro::Schema::parse_str(r#"{"type":"record","name":"B","fields":[{"name":"blob","type":"bytes"}]}"#)
+            .unwrap();
     let mut w = apache_avro::Writer::with_codec(&schema, Vec::new(), apache_avro::Codec::Deflate(Default::default()));
-    w.append(apache_avro::types::Value::Record(vec![("blob".into(), apache_avro::types::Value::Bytes(vec![0; 64 << 20]))]))
-        .unwrap();
+    w.append(apache_avro::types::Value::Record(vec![(
+        "blob".into(),
+        apache_avro::types::Value::Bytes(vec![0; 64 << 20]),
+    )]))
+    .unwrap();
     let bomb = w.into_inner().unwrap();
     assert!(bomb.len() < 1 << 20, "small on disk: {} bytes", bomb.len());
     let good = h.events("in", 1, 100, 4, 0.0).await;

@@ -1,6 +1,7 @@
 //! Integration tests: the pipeline end to end on local adapters in a temporary warehouse
 //! (embedded mode is the harness). One test binary, as delta-kernel-rs does, to cut link time.
 
+mod aws;
 mod commit;
 mod common;
 mod ingest;

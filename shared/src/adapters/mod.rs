@@ -1,4 +1,6 @@
 //! Adapters: implementations of the ports. `local` (files and SQLite) is always built;
-//! the AWS adapters live behind the `aws` feature.
+//! `aws` (S3, SQS, DynamoDB) is behind the `aws` feature.
 
+#[cfg(feature = "aws")]
+pub mod aws;
 pub mod local;

@@ -160,13 +160,10 @@ pub fn decode(bytes: &[u8], info: &ContainerInfo, max_decoded_bytes: u64) -> Res
         budget: max_decoded_bytes,
         failure: failure.clone(),
     };
-    let reader = arrow_avro::reader::ReaderBuilder::new()
-        .with_batch_size(BATCH_ROWS)
-        .build(stream)
-        .map_err(|e| {
-            let parked = failure.borrow_mut().take();
-            parked.unwrap_or_else(|| Rejection::new("schema", format!("the decoder cannot use the writer schema: {e}")))
-        })?;
+    let reader = arrow_avro::reader::ReaderBuilder::new().with_batch_size(BATCH_ROWS).build(stream).map_err(|e| {
+        let parked = failure.borrow_mut().take();
+        parked.unwrap_or_else(|| Rejection::new("schema", format!("the decoder cannot use the writer schema: {e}")))
+    })?;
     let (mut out, mut rows, mut mem) = (Vec::new(), 0u64, 0u64);
     for batch in reader {
         let batch = match batch {
@@ -189,7 +186,10 @@ pub fn decode(bytes: &[u8], info: &ContainerInfo, max_decoded_bytes: u64) -> Res
         return Err(r);
     }
     if rows != info.records {
-        return Err(Rejection::new("corrupt", format!("decoded {rows} records but the blocks declare {}", info.records)));
+        return Err(Rejection::new(
+            "corrupt",
+            format!("decoded {rows} records but the blocks declare {}", info.records),
+        ));
     }
     Ok(out)
 }
@@ -231,7 +231,9 @@ impl Inflate<'_> {
                 plain.extend_from_slice(data);
             }
             "snappy" => {
-                let (body, crc) = data.split_at_checked(data.len().saturating_sub(4)).filter(|(_, c)| c.len() == 4)
+                let (body, crc) = data
+                    .split_at_checked(data.len().saturating_sub(4))
+                    .filter(|(_, c)| c.len() == 4)
                     .ok_or_else(|| corrupt("a snappy block needs a 4-byte CRC".into()))?;
                 let n = snap::raw::decompress_len(body).map_err(|e| corrupt(format!("snappy: {e}")))?;
                 if n as u64 > limit {
@@ -245,11 +247,14 @@ impl Inflate<'_> {
             }
             "deflate" => {
                 let d = flate2::read::DeflateDecoder::new(data);
-                read_limited(d, limit, &mut plain).map_err(|e| e.unwrap_or_else(|e| corrupt(format!("deflate: {e}"))))?;
+                read_limited(d, limit, &mut plain)
+                    .map_err(|e| e.unwrap_or_else(|e| corrupt(format!("deflate: {e}"))))?;
             }
             "zstandard" => {
-                let d = zstd::stream::read::Decoder::with_buffer(data).map_err(|e| corrupt(format!("zstandard: {e}")))?;
-                read_limited(d, limit, &mut plain).map_err(|e| e.unwrap_or_else(|e| corrupt(format!("zstandard: {e}"))))?;
+                let d =
+                    zstd::stream::read::Decoder::with_buffer(data).map_err(|e| corrupt(format!("zstandard: {e}")))?;
+                read_limited(d, limit, &mut plain)
+                    .map_err(|e| e.unwrap_or_else(|e| corrupt(format!("zstandard: {e}"))))?;
             }
             other => return Err(Rejection::new("unsupported-codec", format!("codec `{other}`"))),
         }
@@ -289,12 +294,13 @@ impl std::io::Read for Inflate<'_> {
 
 impl std::io::BufRead for Inflate<'_> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        if self.buf_pos >= self.buf.len() && self.pos < self.src.len() {
-            if let Err(r) = self.next_block() {
-                let msg = r.to_string();
-                *self.failure.borrow_mut() = Some(r);
-                return Err(std::io::Error::other(msg));
-            }
+        if self.buf_pos >= self.buf.len()
+            && self.pos < self.src.len()
+            && let Err(r) = self.next_block()
+        {
+            let msg = r.to_string();
+            *self.failure.borrow_mut() = Some(r);
+            return Err(std::io::Error::other(msg));
         }
         Ok(&self.buf[self.buf_pos..])
     }

@@ -5,9 +5,9 @@ use hashbrown::HashSet;
 use std::ops::Range;
 
 use arrow_array::{Array, ArrayRef, FixedSizeBinaryArray, RecordBatch, StringArray, StructArray, UInt32Array};
-use arrow_schema::DataType;
 use arrow_ord::sort::{SortColumn, SortOptions};
 use arrow_row::{RowConverter, SortField};
+use arrow_schema::DataType;
 use arrow_select::take::{take, take_record_batch};
 use iceberg::arrow::PartitionValueCalculator;
 use iceberg::spec::{Literal, Struct};
@@ -94,14 +94,22 @@ fn partition_ranks(part: &StructArray) -> Result<Vec<u32>> {
 
 /// Indices of the rows in `keep` (all rows if `None`) sorted by partition, then by `keys`
 /// (stable: ties keep source order).
-fn sort_indices(part: Option<&StructArray>, keys: &[SortColumn], n: usize, keep: Option<Vec<u32>>) -> Result<UInt32Array> {
+fn sort_indices(
+    part: Option<&StructArray>,
+    keys: &[SortColumn],
+    n: usize,
+    keep: Option<Vec<u32>>,
+) -> Result<UInt32Array> {
     let rank = part.map(partition_ranks).transpose()?;
     let rank_of = |i: u32| rank.as_ref().map_or(0, |r| r[i as usize]);
     let mut idx: Vec<u32> = keep.unwrap_or_else(|| (0..n as u32).collect());
     match keys {
         [] => idx.sort_by_key(|i| rank_of(*i)),
         // The common cluster key, one non-null 64-bit column (a timestamp): compare integers.
-        [k] if k.values.null_count() == 0 && k.values.data_type().primitive_width() == Some(8) && !matches!(k.values.data_type(), DataType::Float64) => {
+        [k] if k.values.null_count() == 0
+            && k.values.data_type().primitive_width() == Some(8)
+            && !matches!(k.values.data_type(), DataType::Float64) =>
+        {
             let data = k.values.to_data();
             let v: &[i64] = &data.buffer::<i64>(0)[..k.values.len()];
             let desc = k.options.is_some_and(|o| o.descending);
@@ -119,7 +127,9 @@ fn sort_indices(part: Option<&StructArray>, keys: &[SortColumn], n: usize, keep:
                 .collect();
             let cols: Vec<ArrayRef> = keys.iter().map(|k| k.values.clone()).collect();
             let rows = RowConverter::new(fields)?.convert_columns(&cols)?;
-            idx.sort_by(|a, b| rank_of(*a).cmp(&rank_of(*b)).then_with(|| rows.row(*a as usize).cmp(&rows.row(*b as usize))));
+            idx.sort_by(|a, b| {
+                rank_of(*a).cmp(&rank_of(*b)).then_with(|| rows.row(*a as usize).cmp(&rows.row(*b as usize)))
+            });
         }
     }
     Ok(UInt32Array::from(idx))

@@ -56,10 +56,12 @@ struct Decoded {
 /// A panic inside a decoder (a bug reached by hostile input) rejects the object rather than
 /// taking the batch down with it.
 pub fn read_object(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<Vec<RecordBatch>, Rejection> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_object_inner(bytes, table, cfg))).unwrap_or_else(|p| {
-        let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-        Err(Rejection::new("corrupt", format!("the decoder failed: {}", what.unwrap_or_else(|| "panic".into()))))
-    })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_object_inner(bytes, table, cfg))).unwrap_or_else(
+        |p| {
+            let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+            Err(Rejection::new("corrupt", format!("the decoder failed: {}", what.unwrap_or_else(|| "panic".into()))))
+        },
+    )
 }
 
 fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<Vec<RecordBatch>, Rejection> {

@@ -79,8 +79,8 @@ impl Default for EventsSpec {
             events_per_file: 1000,
             tenants: 20,
             dup_rate: 0.0,
-            // 2026-03-14T22:00:00Z: a few files later the data crosses midnight UTC.
-            start_us: 1_773_525_600_000_000,
+            // 2026-03-14T23:00:00Z: after 30 files (2 min each) the data crosses midnight UTC.
+            start_us: 1_773_529_200_000_000,
             file_span_us: 120_000_000,
             codec: Codec::Snappy,
         }

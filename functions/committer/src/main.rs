@@ -1,0 +1,56 @@
+//! `floe-committer` Lambda (reserved concurrency 1): file manifests from the commit queue →
+//! `pipeline::commit` (DynamoDB lock, one snapshot per table, conditional pointer swap) →
+//! partial batch failures for what is not committed yet. The committer is kept across warm
+//! invocations, so steady-state commits read no table metadata.
+
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
+use floe::adapters::aws::lambda::handle_committer;
+use floe::adapters::aws::{self, AwsSettings, Clients, SqsQueue};
+use floe::config::EngineConfig;
+use floe::pipeline::commit::Committer;
+use lambda_runtime::{Error, LambdaEvent, service_fn};
+use tokio::sync::Mutex;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    floe::telemetry::init_lambda();
+    let settings = AwsSettings::from_env();
+    floe::adapters::aws::lambda::check_catalog_choice(std::env::var("FLOE_CATALOG").ok().as_deref())?;
+    let ports = aws::connect(&settings).await?;
+    let clients = Clients::load(&settings).await;
+    let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
+        .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
+    let requeue = std::env::var("FLOE_INGEST_QUEUE_URL").ok().map(|url| SqsQueue::new(clients.sqs.clone(), &url));
+    let committer = Mutex::new(Committer::new(EngineConfig::default(), ports));
+    let (committer, queue, requeue) = (&committer, &queue, requeue.as_ref());
+    lambda_runtime::run(service_fn(move |ev: LambdaEvent<SqsEvent>| async move {
+        Ok::<SqsBatchResponse, Error>(
+            handle_committer(committer, queue, requeue.map(|q| q as &dyn floe::ports::Queue), ev.payload).await,
+        )
+    }))
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_lambda_events::event::sqs::SqsEvent;
+    use floe::message::FileManifest;
+
+    #[test]
+    fn sample_commit_batch_parses_into_manifests() {
+        let ev: SqsEvent = serde_json::from_str(include_str!("../../../events/committer/commit-batch.json")).unwrap();
+        assert_eq!(ev.records.len(), 1);
+        let m = FileManifest::from_json(ev.records[0].body.as_deref().unwrap()).unwrap();
+        assert_eq!(m.table.to_string(), "default.events");
+        assert_eq!(m.files.len(), 1);
+        assert_eq!(m.rows(), 1000);
+        assert_eq!(ev.records[0].attributes.get("ApproximateReceiveCount").map(String::as_str), Some("1"));
+    }
+
+    #[test]
+    fn scheduled_event_sample_is_valid_json() {
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("../../../events/compactor/scheduled.json")).unwrap();
+        assert_eq!(v["detail-type"], "Scheduled Event");
+    }
+}

@@ -1,0 +1,65 @@
+//! `floe-writer` Lambda: S3 object-created notifications (through SQS, or a direct S3 event)
+//! → `pipeline::write` → file manifests on the commit queue. Reports SQS partial batch
+//! failures, so one bad object does not replay its whole batch.
+
+use floe::adapters::aws::lambda::{WriterEnv, handle_writer, writer_env_from_env};
+use floe::adapters::aws::{self, AwsSettings};
+use floe::ports::Ports;
+use lambda_runtime::{Error, LambdaEvent, service_fn};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    floe::telemetry::init_lambda();
+    let settings = AwsSettings::from_env();
+    let ports = aws::connect(&settings).await?; // clients built once per cold start
+    let env = writer_env_from_env(ports.store.as_ref()).await?;
+    lambda_runtime::run(service_fn(|ev: LambdaEvent<serde_json::Value>| handle(&env, &ports, ev))).await
+}
+
+async fn handle(
+    env: &WriterEnv,
+    ports: &Ports,
+    ev: LambdaEvent<serde_json::Value>,
+) -> Result<aws_lambda_events::event::sqs::SqsBatchResponse, Error> {
+    Ok(handle_writer(env, ports, ev.payload).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use floe::adapters::aws::lambda::writer_input;
+
+    fn load(json: &str) -> serde_json::Value {
+        serde_json::from_str(json).expect("valid JSON")
+    }
+
+    #[test]
+    fn sqs_batch_of_notifications_yields_decoded_keys_and_skips_test_events() {
+        let input = writer_input(&load(include_str!("../../../events/writer/sqs-s3-notifications.json"))).unwrap();
+        assert_eq!(input.len(), 2);
+        let first = input[0].1.as_ref().unwrap();
+        assert_eq!(input[0].0.as_deref(), Some("3f2c1a9e-0b1d-4c8e-9a57-6c2f5d8e1a01"));
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].uri, "s3://floe-landing/events/dt=2026-11-29/part 00001.avro");
+        assert_eq!(first[0].size, 198120);
+        assert_eq!(first[0].version, "9b2cf535f27731c974343645a3985328");
+        assert!(input[1].1.as_ref().unwrap().is_empty(), "s3:TestEvent names no object");
+    }
+
+    #[test]
+    fn direct_s3_event_is_accepted() {
+        let input = writer_input(&load(include_str!("../../../events/writer/s3-direct.json"))).unwrap();
+        assert_eq!(input.len(), 1);
+        assert_eq!(input[0].0, None, "no SQS message id");
+        let objects = input[0].1.as_ref().unwrap();
+        assert_eq!(objects[0].uri, "s3://floe-landing/events/big file.avro");
+        assert_eq!(objects[0].version, "d41d8cd98f00b204e9800998ecf8427e-7", "quotes stripped");
+    }
+
+    #[test]
+    fn moto_style_keys_with_encoded_slashes_decode() {
+        assert_eq!(
+            floe::adapters::aws::lambda::decode_key("in%2Fdt%3D2024-01-01%2Fmy+file.avro"),
+            "in/dt=2024-01-01/my file.avro"
+        );
+    }
+}

@@ -1,0 +1,183 @@
+//! `Ledger` on DynamoDB: one item per (table, source object), key `pk` =
+//! `<table>|<source id>`, with `state` (`pending`/`committed`) and `snapshot_id`; quarantine
+//! records live in the same table under `quarantine|<source id>`.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+
+use super::{ensure_dynamodb_table, error};
+use crate::ports::{Ledger, QuarantineRecord, SourceState};
+use crate::{PortError, Rejection, TableIdent};
+
+/// Idempotency records and quarantine in a DynamoDB table.
+#[derive(Debug, Clone)]
+pub struct DynamoDbLedger {
+    client: aws_sdk_dynamodb::Client,
+    table: String,
+}
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+fn pk(table: &TableIdent, id: &str) -> String {
+    format!("{table}|{id}")
+}
+
+const QUARANTINE: &str = "quarantine|";
+
+impl DynamoDbLedger {
+    /// The ledger in DynamoDB table `table`.
+    pub fn new(client: aws_sdk_dynamodb::Client, table: &str) -> Self {
+        DynamoDbLedger { client, table: table.to_string() }
+    }
+
+    /// Creates the ledger table if missing.
+    pub async fn ensure_table(&self) -> Result<(), PortError> {
+        ensure_dynamodb_table(&self.client, &self.table, "pk", None, None).await
+    }
+
+    async fn record(&self, table: &TableIdent, ids: &[String], snapshot_id: i64, state: &str) -> Result<(), PortError> {
+        for id in ids {
+            let r = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .key("pk", s(pk(table, id)))
+                .update_expression("SET #s = :s, snapshot_id = :snap")
+                .condition_expression("attribute_not_exists(#s) OR #s = :pending")
+                .expression_attribute_names("#s", "state")
+                .expression_attribute_values(":s", s(state))
+                .expression_attribute_values(":snap", AttributeValue::N(snapshot_id.to_string()))
+                .expression_attribute_values(":pending", s("pending"))
+                .send()
+                .await;
+            if let Err(e) = r {
+                match error::map("ledger", e) {
+                    PortError::Conflict(_) => {} // already committed: never downgraded
+                    other => return Err(other),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Ledger for DynamoDbLedger {
+    async fn lookup(&self, table: &TableIdent, ids: &[String]) -> Result<Vec<(String, SourceState)>, PortError> {
+        let by_pk: HashMap<String, &String> = ids.iter().map(|id| (pk(table, id), id)).collect();
+        let mut out = vec![];
+        let keys: Vec<String> = by_pk.keys().cloned().collect();
+        for chunk in keys.chunks(100) {
+            let mut pending: Vec<HashMap<String, AttributeValue>> =
+                chunk.iter().map(|k| HashMap::from([("pk".to_string(), s(k))])).collect();
+            let mut rounds = 0;
+            while !pending.is_empty() {
+                rounds += 1;
+                let ka = KeysAndAttributes::builder()
+                    .set_keys(Some(pending))
+                    .consistent_read(true)
+                    .build()
+                    .map_err(super::error::build)?;
+                let got = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, ka)
+                    .send()
+                    .await
+                    .map_err(|e| error::map("ledger lookup", e))?;
+                for item in got.responses().and_then(|r| r.get(&self.table)).into_iter().flatten() {
+                    let key = item.get("pk").and_then(|v| v.as_s().ok());
+                    let state = item.get("state").and_then(|v| v.as_s().ok());
+                    let snap = item.get("snapshot_id").and_then(|v| v.as_n().ok()).and_then(|n| n.parse().ok());
+                    if let (Some(id), Some(state), Some(snapshot_id)) = (key.and_then(|k| by_pk.get(k)), state, snap) {
+                        let st = if state == "committed" {
+                            SourceState::Committed { snapshot_id }
+                        } else {
+                            SourceState::Pending { snapshot_id }
+                        };
+                        out.push(((*id).clone(), st));
+                    }
+                }
+                pending = got
+                    .unprocessed_keys()
+                    .and_then(|u| u.get(&self.table))
+                    .map(|k| k.keys().to_vec())
+                    .unwrap_or_default();
+                if !pending.is_empty() {
+                    if rounds > 20 {
+                        return Err(PortError::Throttled("ledger lookup: keys left unprocessed".into()));
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(20 << rounds.min(6))).await;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn record_pending(&self, table: &TableIdent, ids: &[String], snapshot_id: i64) -> Result<(), PortError> {
+        self.record(table, ids, snapshot_id, "pending").await
+    }
+
+    async fn record_committed(&self, table: &TableIdent, ids: &[String], snapshot_id: i64) -> Result<(), PortError> {
+        self.record(table, ids, snapshot_id, "committed").await
+    }
+
+    async fn quarantine(&self, r: QuarantineRecord) -> Result<(), PortError> {
+        let mut req = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .item("pk", s(format!("{QUARANTINE}{}", r.source_id)))
+            .item("source_id", s(&r.source_id))
+            .item("uri", s(&r.uri))
+            .item("kind", s(&r.rejection.kind))
+            .item("reason", s(&r.rejection.reason))
+            .item("at_ms", AttributeValue::N(r.at_ms.to_string()));
+        if let Some(t) = &r.table {
+            req = req.item("table", s(t));
+        }
+        req.send().await.map_err(|e| error::map("quarantine", e))?;
+        Ok(())
+    }
+
+    async fn quarantined(&self) -> Result<Vec<QuarantineRecord>, PortError> {
+        let mut out = vec![];
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .scan()
+                .table_name(&self.table)
+                .filter_expression("begins_with(pk, :q)")
+                .expression_attribute_values(":q", s(QUARANTINE))
+                .set_exclusive_start_key(start.take())
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(|e| error::map("quarantined", e))?;
+            for item in page.items() {
+                let get = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).cloned();
+                out.push(QuarantineRecord {
+                    source_id: get("source_id").unwrap_or_default(),
+                    uri: get("uri").unwrap_or_default(),
+                    table: get("table"),
+                    rejection: Rejection {
+                        kind: get("kind").unwrap_or_default(),
+                        reason: get("reason").unwrap_or_default(),
+                    },
+                    at_ms: item.get("at_ms").and_then(|v| v.as_n().ok()).and_then(|n| n.parse().ok()).unwrap_or(0),
+                });
+            }
+            match page.last_evaluated_key() {
+                Some(k) if !k.is_empty() => start = Some(k.clone()),
+                _ => break,
+            }
+        }
+        out.sort_by(|a, b| (a.at_ms, &a.source_id).cmp(&(b.at_ms, &b.source_id)));
+        Ok(out)
+    }
+}

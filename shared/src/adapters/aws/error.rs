@@ -1,0 +1,80 @@
+//! SDK errors → `PortError`, by error code and HTTP status.
+
+use aws_sdk_s3::error::ProvideErrorMetadata;
+use aws_sdk_s3::error::SdkError;
+
+use crate::PortError;
+
+/// The service error code, if the service answered.
+pub(crate) fn code<E: ProvideErrorMetadata, R>(e: &SdkError<E, R>) -> Option<&str> {
+    match e {
+        SdkError::ServiceError(s) => s.err().code(),
+        _ => None,
+    }
+}
+
+fn status<E, R: HasStatus>(e: &SdkError<E, R>) -> Option<u16> {
+    match e {
+        SdkError::ServiceError(s) => Some(s.raw().status_code()),
+        SdkError::ResponseError(r) => Some(r.raw().status_code()),
+        _ => None,
+    }
+}
+
+/// Access to an HTTP status on the SDK's raw response type.
+pub(crate) trait HasStatus {
+    fn status_code(&self) -> u16;
+}
+
+impl HasStatus for aws_sdk_s3::config::http::HttpResponse {
+    fn status_code(&self) -> u16 {
+        self.status().as_u16()
+    }
+}
+
+/// Maps an SDK error to a `PortError`.
+pub(crate) fn map<E, R>(context: impl Into<String>, e: SdkError<E, R>) -> PortError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: HasStatus + std::fmt::Debug + Send + Sync + 'static,
+{
+    let context = context.into();
+    let c = code(&e).map(str::to_string);
+    let s = status(&e);
+    match (c.as_deref(), s) {
+        (
+            Some("NoSuchKey" | "NotFound" | "ResourceNotFoundException" | "AWS.SimpleQueueService.NonExistentQueue"),
+            _,
+        )
+        | (None, Some(404)) => PortError::NotFound(context),
+        (
+            Some(
+                "PreconditionFailed"
+                | "ConditionalCheckFailedException"
+                | "ConditionalRequestConflict"
+                | "TransactionCanceledException",
+            ),
+            _,
+        )
+        | (_, Some(412)) => PortError::Conflict(context),
+        (
+            Some(
+                "Throttling"
+                | "ThrottlingException"
+                | "SlowDown"
+                | "ProvisionedThroughputExceededException"
+                | "RequestLimitExceeded"
+                | "TooManyRequestsException"
+                | "RequestThrottled",
+            ),
+            _,
+        )
+        | (_, Some(429 | 503)) => PortError::Throttled(format!("{context}: {}", c.unwrap_or_default())),
+        _ => PortError::io(context, aws_sdk_s3::error::DisplayErrorContext(e).to_string()),
+    }
+}
+
+/// A request that could not be built (a missing required field: a bug, not an outage).
+pub(crate) fn build(e: impl std::fmt::Display) -> PortError {
+    PortError::Invalid(format!("request: {e}"))
+}

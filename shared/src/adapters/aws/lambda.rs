@@ -1,0 +1,359 @@
+//! What the Lambda functions share: S3 notifications (inside SQS messages, or a direct S3
+//! event) turned into source objects, routing to tables, and results turned into SQS partial
+//! batch responses. The handlers in `functions/` only wire these to `lambda_runtime`.
+
+use std::collections::BTreeMap;
+
+use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use serde::Deserialize;
+use tokio::sync::Mutex;
+use tracing::{error, info, warn};
+
+use super::SqsQueue;
+use crate::config::{EngineConfig, FloeToml, TableConfig};
+use crate::pipeline::commit::{Committer, MessageResult};
+use crate::pipeline::create::ensure_table;
+use crate::pipeline::write::write;
+use crate::ports::{Message, ObjectMeta, ObjectStore, Ports, Queue};
+use crate::table::WriterTable;
+use crate::{Error, Result, TableIdent};
+
+/// A lenient S3 notification: only the fields Floe reads (moto and some tools omit others).
+#[derive(Debug, Deserialize)]
+struct Notification {
+    #[serde(rename = "Records", default)]
+    records: Vec<NotificationRecord>,
+    #[serde(rename = "Event")]
+    event: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct NotificationRecord {
+    #[serde(rename = "eventName", default)]
+    event_name: String,
+    s3: Option<S3Entity>,
+}
+
+#[derive(Debug, Deserialize)]
+struct S3Entity {
+    bucket: S3Bucket,
+    object: S3Object,
+}
+
+#[derive(Debug, Deserialize)]
+struct S3Bucket {
+    name: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct S3Object {
+    key: String,
+    size: Option<u64>,
+    #[serde(rename = "eTag")]
+    e_tag: Option<String>,
+}
+
+/// Decodes an S3 notification key: `+` is a space, then percent-decoding (right for AWS, which
+/// leaves `/` alone, and for moto, which encodes it).
+pub fn decode_key(key: &str) -> String {
+    let spaced = key.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced).decode_utf8_lossy().into_owned()
+}
+
+/// The objects an S3 notification document names; `s3:TestEvent` and non-create events name none.
+pub fn objects_in_notification(json: &str) -> Result<Vec<ObjectMeta>> {
+    let n: Notification =
+        serde_json::from_str(json).map_err(|e| Error::Config(format!("not an S3 notification: {e}")))?;
+    if n.event.as_deref() == Some("s3:TestEvent") {
+        return Ok(vec![]);
+    }
+    Ok(n.records
+        .into_iter()
+        .filter(|r| r.event_name.is_empty() || r.event_name.contains("ObjectCreated"))
+        .filter_map(|r| r.s3)
+        .map(|s| ObjectMeta {
+            uri: format!("s3://{}/{}", s.bucket.name, decode_key(&s.object.key)),
+            size: s.object.size.unwrap_or(0),
+            version: s.object.e_tag.unwrap_or_default().trim_matches('"').to_string(),
+        })
+        .collect())
+}
+
+/// Writer input: each SQS message id (or `None` for a direct S3 event) with its objects.
+pub type WriterInput = Vec<(Option<String>, Result<Vec<ObjectMeta>>)>;
+
+/// Splits a writer invocation payload (an SQS event of notifications, or a direct S3 event).
+pub fn writer_input(payload: &serde_json::Value) -> Result<WriterInput> {
+    let source = payload.pointer("/Records/0/eventSource").and_then(|v| v.as_str()).unwrap_or_default();
+    if source == "aws:sqs" {
+        let ev: SqsEvent =
+            serde_json::from_value(payload.clone()).map_err(|e| Error::Config(format!("SQS event: {e}")))?;
+        Ok(ev
+            .records
+            .into_iter()
+            .map(|m| (m.message_id.clone(), objects_in_notification(m.body.as_deref().unwrap_or("{}"))))
+            .collect())
+    } else {
+        Ok(vec![(None, objects_in_notification(&payload.to_string()))])
+    }
+}
+
+/// Table routing: `floe.toml` prefixes (longest wins), or one default table.
+#[derive(Debug, Clone)]
+pub struct Router {
+    config: Option<FloeToml>,
+    default_table: TableIdent,
+}
+
+impl Router {
+    /// Routes with `config` if given, else everything to `default_table`.
+    pub fn new(config: Option<FloeToml>, default_table: TableIdent) -> Self {
+        Router { config, default_table }
+    }
+
+    /// The table settings for an object key, or `None` if no configured prefix matches.
+    pub fn route(&self, uri: &str) -> Result<Option<TableConfig>> {
+        let Some(cfg) = &self.config else {
+            return Ok(Some(TableConfig::new(self.default_table.clone())));
+        };
+        let key = uri.strip_prefix("s3://").and_then(|r| r.split_once('/')).map_or(uri, |(_, k)| k);
+        let best = cfg
+            .tables
+            .iter()
+            .flat_map(|t| t.prefixes.iter().flatten().map(move |p| (p, t)))
+            .filter(|(p, _)| key.starts_with(p.as_str()))
+            .max_by_key(|(p, _)| p.len());
+        match best {
+            Some((_, t)) => Ok(Some(cfg.table_config(&t.name.clone().unwrap_or_default().parse()?)?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// An object routed to a table, with the SQS message that named it (`None`: a direct event).
+type Routed = (Option<String>, ObjectMeta);
+
+/// What the writer function needs besides its ports.
+#[derive(Debug, Clone)]
+pub struct WriterEnv {
+    /// Engine limits.
+    pub engine: EngineConfig,
+    /// Routing.
+    pub router: Router,
+    /// Warehouse URI (`s3://bucket/prefix`) under which new tables are created.
+    pub warehouse: String,
+}
+
+fn failures(ids: impl IntoIterator<Item = String>) -> SqsBatchResponse {
+    let mut r = SqsBatchResponse::default();
+    for id in ids {
+        let mut f = BatchItemFailure::default();
+        f.item_identifier = id;
+        r.batch_item_failures.push(f);
+    }
+    r
+}
+
+/// The writer function: objects → per-table writer batches → file manifests on the commit
+/// queue. Messages whose objects could not be written are reported as batch item failures
+/// (only they are redelivered); objects that are bad are quarantined and count as done.
+pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::Value) -> Result<SqsBatchResponse> {
+    let input = writer_input(&payload)?;
+    let direct = input.iter().any(|(id, _)| id.is_none());
+    let mut failed: Vec<String> = vec![];
+    let mut by_table: BTreeMap<TableIdent, (TableConfig, Vec<Routed>)> = BTreeMap::new();
+    for (id, objects) in input {
+        let objects = match objects {
+            Ok(o) => o,
+            Err(e) => {
+                warn!(message = ?id, error = %e, "unreadable notification; left for the DLQ");
+                failed.extend(id);
+                continue;
+            }
+        };
+        for mut o in objects {
+            if o.version.is_empty() || o.size == 0 {
+                match ports.store.head(&o.uri).await {
+                    Ok(m) => o = m,
+                    Err(crate::PortError::NotFound(_)) => {
+                        warn!(uri = %o.uri, "object vanished before it was read; skipped");
+                        continue;
+                    }
+                    Err(e) => {
+                        failed.extend(id.clone());
+                        warn!(uri = %o.uri, error = %e, "head failed");
+                        continue;
+                    }
+                }
+            }
+            match env.router.route(&o.uri)? {
+                Some(cfg) => by_table.entry(cfg.table.clone()).or_insert_with(|| (cfg, vec![])).1.push((id.clone(), o)),
+                None => {
+                    let r = crate::Rejection::new("unrouted", "no table in FLOE_CONFIG has a prefix matching this key");
+                    quarantine_unrouted(ports, &o, r).await?;
+                }
+            }
+        }
+    }
+    for (table, (cfg, items)) in by_table {
+        let objects: Vec<ObjectMeta> = items.iter().map(|(_, o)| o.clone()).collect();
+        let outcome = async {
+            let (state, _) = ensure_table(ports, &env.engine, &cfg, &env.warehouse, &objects).await?;
+            let wt = WriterTable::from_metadata(&table, &state.metadata)?;
+            write(&env.engine, ports, &wt, objects.clone()).await
+        }
+        .await;
+        match outcome {
+            Ok(o) => {
+                info!(%table, objects = objects.len(), rows = o.rows_out, quarantined = o.quarantined.len(), "written")
+            }
+            Err(e) => {
+                error!(%table, error = %e, "writer batch failed; its messages will be redelivered");
+                if direct {
+                    return Err(e);
+                }
+                failed.extend(items.into_iter().filter_map(|(id, _)| id));
+            }
+        }
+    }
+    failed.sort();
+    failed.dedup();
+    Ok(failures(failed))
+}
+
+async fn quarantine_unrouted(ports: &Ports, o: &ObjectMeta, r: crate::Rejection) -> Result<()> {
+    warn!(uri = %o.uri, "no table routes this object; quarantined");
+    ports
+        .ledger
+        .quarantine(crate::ports::QuarantineRecord {
+            source_id: crate::pipeline::write::source_id(o),
+            uri: o.uri.clone(),
+            table: None,
+            rejection: r,
+            at_ms: chrono::Utc::now().timestamp_millis(),
+        })
+        .await?;
+    Ok(())
+}
+
+/// Messages of a committer invocation, with claim checks resolved.
+pub async fn commit_messages(queue: &SqsQueue, event: &SqsEvent) -> Vec<std::result::Result<Message, String>> {
+    let mut out = vec![];
+    for m in &event.records {
+        let id = m.message_id.clone().unwrap_or_default();
+        match queue.resolve(m.body.as_deref().unwrap_or_default()).await {
+            Ok(body) => out.push(Ok(Message {
+                id,
+                receipt: m.receipt_handle.clone().unwrap_or_default(),
+                body,
+                receive_count: m.attributes.get("ApproximateReceiveCount").and_then(|c| c.parse().ok()).unwrap_or(1),
+            })),
+            Err(e) => {
+                warn!(message = %id, error = %e, "claim check unreadable");
+                out.push(Err(id));
+            }
+        }
+    }
+    out
+}
+
+/// The committer function: one snapshot per table for the batch; only messages that are not
+/// done are reported as failures. Sources of an overlapping manifest are sent back to the
+/// ingest queue (`requeue`) as S3 notifications, so a writer picks them up again.
+pub async fn handle_committer(
+    committer: &Mutex<Committer>,
+    queue: &SqsQueue,
+    requeue: Option<&dyn Queue>,
+    event: SqsEvent,
+) -> SqsBatchResponse {
+    let mut failed = vec![];
+    let mut msgs = vec![];
+    for m in commit_messages(queue, &event).await {
+        match m {
+            Ok(m) => msgs.push(m),
+            Err(id) => failed.push(id),
+        }
+    }
+    let outcome = committer.lock().await.commit(&msgs).await;
+    for (id, r) in outcome.results {
+        match r {
+            MessageResult::Overlap { requeue: sources } => {
+                let sent = match requeue {
+                    Some(q) => q.send(notification_for(&sources)).await.map_err(|e| e.to_string()),
+                    None => Err("FLOE_INGEST_QUEUE_URL is not set".into()),
+                };
+                if let Err(e) = sent {
+                    error!(message = %id, error = %e, "could not re-enqueue the sources of an overlapping manifest");
+                    failed.push(id);
+                }
+            }
+            r if r.ack() => {}
+            r => {
+                warn!(message = %id, result = ?r, "not committed now; left for redelivery");
+                failed.push(id);
+            }
+        }
+    }
+    failures(failed)
+}
+
+/// A minimal S3 notification naming `sources`, for re-enqueueing them to the writers.
+pub fn notification_for(sources: &[crate::message::SourceRef]) -> String {
+    let records: Vec<serde_json::Value> = sources
+        .iter()
+        .filter_map(|s| {
+            let rest = s.uri.strip_prefix("s3://")?;
+            let (bucket, key) = rest.split_once('/')?;
+            let version = s.id.rsplit_once('#').map(|(_, v)| v).unwrap_or_default();
+            let key: String =
+                percent_encoding::utf8_percent_encode(key, percent_encoding::NON_ALPHANUMERIC).to_string();
+            Some(serde_json::json!({
+                "eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
+                "s3": {"bucket": {"name": bucket}, "object": {"key": key, "size": s.size, "eTag": version}}
+            }))
+        })
+        .collect();
+    serde_json::json!({ "Records": records }).to_string()
+}
+
+/// Reads `FLOE_CONFIG` (a path or an `s3://` URL) through `store`.
+pub async fn load_floe_toml(location: &str, store: &dyn ObjectStore) -> Result<FloeToml> {
+    let text = if location.starts_with("s3://") {
+        String::from_utf8(store.get(location).await?.to_vec()).map_err(|e| Error::Config(format!("{location}: {e}")))?
+    } else {
+        std::fs::read_to_string(location)
+            .map_err(|e| Error::Config(format!("cannot read FLOE_CONFIG {location}: {e}")))?
+    };
+    FloeToml::parse(&text).map_err(|e| Error::Config(format!("FLOE_CONFIG {location}: {e}")))
+}
+
+/// Reads the function configuration from the environment (`FLOE_WAREHOUSE`, `FLOE_CONFIG`,
+/// `FLOE_DEFAULT_TABLE`, `FLOE_CATALOG`). Only the function binaries call this.
+pub async fn writer_env_from_env(store: &dyn ObjectStore) -> Result<WriterEnv> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    check_catalog_choice(var("FLOE_CATALOG").as_deref())?;
+    let warehouse =
+        var("FLOE_WAREHOUSE").ok_or_else(|| Error::Config("FLOE_WAREHOUSE (s3://bucket/prefix) is not set".into()))?;
+    if !warehouse.starts_with("s3://") {
+        return Err(Error::Config(format!("FLOE_WAREHOUSE must be an s3:// URL, got `{warehouse}`")));
+    }
+    let config = match var("FLOE_CONFIG") {
+        Some(loc) => Some(load_floe_toml(&loc, store).await?),
+        None => None,
+    };
+    let default_table: TableIdent = var("FLOE_DEFAULT_TABLE").unwrap_or_else(|| "default.events".into()).parse()?;
+    Ok(WriterEnv {
+        engine: EngineConfig::default(),
+        router: Router::new(config, default_table),
+        warehouse: warehouse.trim_end_matches('/').into(),
+    })
+}
+
+/// `FLOE_CATALOG`: `dynamodb` (the default) is built; `glue` is not yet.
+pub fn check_catalog_choice(choice: Option<&str>) -> Result<()> {
+    match choice.unwrap_or("dynamodb") {
+        "dynamodb" => Ok(()),
+        "glue" => Err(Error::Config("FLOE_CATALOG=glue is not supported yet; use dynamodb".into())),
+        other => Err(Error::Config(format!("FLOE_CATALOG must be dynamodb or glue, got `{other}`"))),
+    }
+}

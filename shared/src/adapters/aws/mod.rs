@@ -1,0 +1,177 @@
+//! AWS adapters (feature `aws`): S3 object store, SQS queue, and DynamoDB table pointer, lock
+//! and ledger. Every client is built once from one `SdkConfig` with a single TLS stack
+//! (rustls + ring); the standard `AWS_ENDPOINT_URL` points them all at LocalStack or moto, and
+//! S3 then uses path-style addressing. No SDK type leaves this module: errors become
+//! `PortError`s here.
+
+mod dynamodb_ledger;
+mod dynamodb_lock;
+mod dynamodb_table_pointer;
+mod error;
+pub mod lambda;
+mod s3_object_store;
+mod sqs_queue;
+
+use std::sync::Arc;
+
+pub use dynamodb_ledger::DynamoDbLedger;
+pub use dynamodb_lock::DynamoDbLock;
+pub use dynamodb_table_pointer::DynamoDbTablePointer;
+pub use s3_object_store::{S3ObjectStore, split_s3_uri};
+pub use sqs_queue::{CLAIM_CHECK_THRESHOLD, SqsQueue};
+
+use crate::ports::{NoopMetrics, ObjectStore, Ports};
+use crate::{PortError, Result};
+
+/// Where the AWS adapters point. Binaries fill it from the environment ([`AwsSettings::from_env`]).
+#[derive(Debug, Clone, Default)]
+pub struct AwsSettings {
+    /// A custom endpoint (LocalStack, moto): `AWS_ENDPOINT_URL`. Also switches S3 to path-style.
+    pub endpoint_url: Option<String>,
+    /// DynamoDB table of the catalog (Iceberg Java `DynamoDbCatalog` layout).
+    pub catalog_table: String,
+    /// DynamoDB table of the committer lock (Iceberg Java `DynamoDbLockManager` layout).
+    pub lock_table: String,
+    /// DynamoDB table of the ledger and quarantine.
+    pub ledger_table: String,
+    /// SQS URL of the commit queue.
+    pub commit_queue_url: String,
+    /// S3 prefix for manifests too large for one SQS message (claim checks).
+    pub claim_check_prefix: String,
+}
+
+/// Default DynamoDB catalog table (as Iceberg Java's `DynamoDbCatalog`).
+pub const DEFAULT_CATALOG_TABLE: &str = "iceberg";
+/// Default DynamoDB lock table.
+pub const DEFAULT_LOCK_TABLE: &str = "floe_locks";
+/// Default DynamoDB ledger table.
+pub const DEFAULT_LEDGER_TABLE: &str = "floe_ledger";
+
+impl AwsSettings {
+    /// Reads `AWS_ENDPOINT_URL`, `FLOE_CATALOG_TABLE`, `FLOE_LOCK_TABLE`, `FLOE_LEDGER_TABLE`,
+    /// `FLOE_COMMIT_QUEUE_URL` and `FLOE_WAREHOUSE` (claim checks go under
+    /// `<FLOE_WAREHOUSE>/_floe/claims`). Only binaries and tests call this.
+    pub fn from_env() -> Self {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let warehouse = var("FLOE_WAREHOUSE").unwrap_or_default();
+        AwsSettings {
+            endpoint_url: var("AWS_ENDPOINT_URL"),
+            catalog_table: var("FLOE_CATALOG_TABLE").unwrap_or_else(|| DEFAULT_CATALOG_TABLE.into()),
+            lock_table: var("FLOE_LOCK_TABLE").unwrap_or_else(|| DEFAULT_LOCK_TABLE.into()),
+            ledger_table: var("FLOE_LEDGER_TABLE").unwrap_or_else(|| DEFAULT_LEDGER_TABLE.into()),
+            commit_queue_url: var("FLOE_COMMIT_QUEUE_URL").unwrap_or_default(),
+            claim_check_prefix: format!("{}/_floe/claims", warehouse.trim_end_matches('/')),
+        }
+    }
+}
+
+/// SDK clients, built once per process (a Lambda cold start).
+#[derive(Debug, Clone)]
+pub struct Clients {
+    /// S3.
+    pub s3: aws_sdk_s3::Client,
+    /// SQS.
+    pub sqs: aws_sdk_sqs::Client,
+    /// DynamoDB.
+    pub dynamodb: aws_sdk_dynamodb::Client,
+}
+
+impl Clients {
+    /// Loads credentials and region the standard way and builds every client.
+    pub async fn load(settings: &AwsSettings) -> Self {
+        let http = aws_smithy_http_client::Builder::new()
+            .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
+                aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
+            ))
+            .build_https();
+        let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest()).http_client(http).load().await;
+        let s3_conf = aws_sdk_s3::config::Builder::from(&sdk).force_path_style(settings.endpoint_url.is_some()).build();
+        Clients {
+            s3: aws_sdk_s3::Client::from_conf(s3_conf),
+            sqs: aws_sdk_sqs::Client::new(&sdk),
+            dynamodb: aws_sdk_dynamodb::Client::new(&sdk),
+        }
+    }
+}
+
+/// Builds the ports on AWS, creating the DynamoDB tables the roles need if they are missing
+/// (as Iceberg Java's DynamoDB catalog and lock manager do).
+pub async fn connect(settings: &AwsSettings) -> Result<Ports> {
+    if settings.commit_queue_url.is_empty() {
+        return Err(crate::Error::Config("FLOE_COMMIT_QUEUE_URL is not set".into()));
+    }
+    let clients = Clients::load(settings).await;
+    let store: Arc<dyn ObjectStore> = Arc::new(S3ObjectStore::new(clients.s3.clone()));
+    let pointer = DynamoDbTablePointer::new(clients.dynamodb.clone(), &settings.catalog_table);
+    pointer.ensure_table().await?;
+    let lock = DynamoDbLock::new(clients.dynamodb.clone(), &settings.lock_table);
+    lock.ensure_table().await?;
+    let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table);
+    ledger.ensure_table().await?;
+    let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
+        .with_claim_check(store.clone(), &settings.claim_check_prefix);
+    Ok(Ports {
+        store,
+        commit_queue: Arc::new(queue),
+        pointer: Arc::new(pointer),
+        ledger: Arc::new(ledger),
+        lock: Arc::new(lock),
+        metrics: Arc::new(NoopMetrics),
+    })
+}
+
+/// Creates a DynamoDB table with a string hash key (and optional string range key) if missing,
+/// on demand capacity, and waits until it is active.
+pub(crate) async fn ensure_dynamodb_table(
+    client: &aws_sdk_dynamodb::Client,
+    name: &str,
+    hash: &str,
+    range: Option<&str>,
+    gsi: Option<(&str, &str, &str)>,
+) -> Result<(), PortError> {
+    use aws_sdk_dynamodb::types::{
+        AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection, ProjectionType,
+        ScalarAttributeType, TableStatus,
+    };
+    if client.describe_table().table_name(name).send().await.is_ok() {
+        return Ok(());
+    }
+    let attr =
+        |n: &str| AttributeDefinition::builder().attribute_name(n).attribute_type(ScalarAttributeType::S).build();
+    let key = |n: &str, t: KeyType| KeySchemaElement::builder().attribute_name(n).key_type(t).build();
+    let mut req = client
+        .create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr(hash).map_err(error::build)?)
+        .key_schema(key(hash, KeyType::Hash).map_err(error::build)?);
+    if let Some(r) = range {
+        req = req
+            .attribute_definitions(attr(r).map_err(error::build)?)
+            .key_schema(key(r, KeyType::Range).map_err(error::build)?);
+    }
+    if let Some((index, h, r)) = gsi {
+        req = req.global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name(index)
+                .key_schema(key(h, KeyType::Hash).map_err(error::build)?)
+                .key_schema(key(r, KeyType::Range).map_err(error::build)?)
+                .projection(Projection::builder().projection_type(ProjectionType::KeysOnly).build())
+                .build()
+                .map_err(error::build)?,
+        );
+    }
+    match req.send().await {
+        Ok(_) => {}
+        Err(e) if error::code(&e) == Some("ResourceInUseException") => {} // created concurrently
+        Err(e) => return Err(error::map(format!("create DynamoDB table {name}"), e)),
+    }
+    for _ in 0..120 {
+        let d = client.describe_table().table_name(name).send().await.map_err(|e| error::map("describe table", e))?;
+        if d.table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    Err(PortError::Throttled(format!("DynamoDB table {name} did not become active")))
+}

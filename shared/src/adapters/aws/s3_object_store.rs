@@ -1,0 +1,125 @@
+//! `ObjectStore` on S3: `s3://bucket/key` URIs. `put_if_absent` is a conditional PUT
+//! (`If-None-Match: *`); the version of an object is its ETag without quotes (as S3
+//! notifications spell it), so identities agree whichever way an object was seen.
+
+use async_trait::async_trait;
+use aws_sdk_s3::primitives::ByteStream;
+use bytes::Bytes;
+
+use super::error;
+use crate::PortError;
+use crate::ports::{ObjectMeta, ObjectStore};
+
+/// S3 through the AWS SDK.
+#[derive(Debug, Clone)]
+pub struct S3ObjectStore {
+    client: aws_sdk_s3::Client,
+}
+
+impl S3ObjectStore {
+    /// A store over the buckets `client` can reach.
+    pub fn new(client: aws_sdk_s3::Client) -> Self {
+        S3ObjectStore { client }
+    }
+}
+
+/// `s3://bucket/key` → (bucket, key).
+pub fn split_s3_uri(uri: &str) -> Result<(&str, &str), PortError> {
+    let rest = uri
+        .strip_prefix("s3://")
+        .or_else(|| uri.strip_prefix("s3a://"))
+        .ok_or_else(|| PortError::Invalid(format!("`{uri}` is not an s3:// URI")))?;
+    match rest.split_once('/') {
+        Some((b, k)) if !b.is_empty() => Ok((b, k)),
+        None if !rest.is_empty() => Ok((rest, "")),
+        _ => Err(PortError::Invalid(format!("`{uri}` has no bucket"))),
+    }
+}
+
+#[async_trait]
+impl ObjectStore for S3ObjectStore {
+    async fn get(&self, uri: &str) -> Result<Bytes, PortError> {
+        let (b, k) = split_s3_uri(uri)?;
+        let out = self.client.get_object().bucket(b).key(k).send().await.map_err(|e| error::map(uri, e))?;
+        let body = out.body.collect().await.map_err(|e| PortError::io(format!("read {uri}"), e))?;
+        Ok(body.into_bytes())
+    }
+
+    async fn head(&self, uri: &str) -> Result<ObjectMeta, PortError> {
+        let (b, k) = split_s3_uri(uri)?;
+        let out = self.client.head_object().bucket(b).key(k).send().await.map_err(|e| error::map(uri, e))?;
+        Ok(ObjectMeta {
+            uri: uri.to_string(),
+            size: out.content_length().unwrap_or(0).max(0) as u64,
+            version: out.e_tag().unwrap_or_default().trim_matches('"').to_string(),
+        })
+    }
+
+    async fn put(&self, uri: &str, body: Bytes) -> Result<(), PortError> {
+        let (b, k) = split_s3_uri(uri)?;
+        self.client
+            .put_object()
+            .bucket(b)
+            .key(k)
+            .body(ByteStream::from(body))
+            .send()
+            .await
+            .map_err(|e| error::map(uri, e))?;
+        Ok(())
+    }
+
+    async fn put_if_absent(&self, uri: &str, body: Bytes) -> Result<(), PortError> {
+        let (b, k) = split_s3_uri(uri)?;
+        self.client
+            .put_object()
+            .bucket(b)
+            .key(k)
+            .if_none_match("*")
+            .body(ByteStream::from(body))
+            .send()
+            .await
+            .map_err(|e| error::map(format!("{uri} exists"), e))?;
+        Ok(())
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, PortError> {
+        let (b, p) = split_s3_uri(prefix)?;
+        let mut out = vec![];
+        let mut token: Option<String> = None;
+        loop {
+            let page = self
+                .client
+                .list_objects_v2()
+                .bucket(b)
+                .prefix(p)
+                .set_continuation_token(token.take())
+                .send()
+                .await
+                .map_err(|e| error::map(prefix, e))?;
+            for o in page.contents() {
+                out.push(ObjectMeta {
+                    uri: format!("s3://{b}/{}", o.key().unwrap_or_default()),
+                    size: o.size().unwrap_or(0).max(0) as u64,
+                    version: o.e_tag().unwrap_or_default().trim_matches('"').to_string(),
+                });
+            }
+            match page.next_continuation_token() {
+                Some(t) if page.is_truncated() == Some(true) => token = Some(t.to_string()),
+                _ => break,
+            }
+        }
+        out.sort_by(|a, b| a.uri.cmp(&b.uri));
+        Ok(out)
+    }
+
+    async fn delete(&self, uri: &str) -> Result<(), PortError> {
+        let (b, k) = split_s3_uri(uri)?;
+        match self.client.delete_object().bucket(b).key(k).send().await {
+            Ok(_) => Ok(()),
+            Err(e) => match error::map(uri, e) {
+                PortError::NotFound(_) => Ok(()),
+                other => Err(other),
+            },
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! The AWS adapters and Lambda handlers against a real emulator (moto's server, started by
+//! `tests/with-moto.sh`), then the table read back by PyIceberg's DynamoDB catalog.
+
+use std::time::{Duration, Instant};
+
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{Event, NotificationConfiguration, QueueConfiguration};
+use aws_sdk_sqs::types::QueueAttributeName;
+use floe::adapters::aws::lambda::{Router, WriterEnv, handle_committer, handle_writer};
+use floe::adapters::aws::{self, AwsSettings, Clients, SqsQueue};
+use floe::config::EngineConfig;
+use floe::pipeline::commit::Committer;
+use floe::ports::Ports;
+use floe::sample::{self, Corruption, EventsSpec};
+use floe::testing::contract;
+use tokio::sync::Mutex;
+
+use crate::common::{contents, counts};
+
+fn endpoint() -> String {
+    std::env::var("AWS_ENDPOINT_URL")
+        .expect("the AWS tests need moto: run them through tests/with-moto.sh (`make test` does)")
+}
+
+struct Env {
+    settings: AwsSettings,
+    clients: Clients,
+    suffix: String,
+}
+
+impl Env {
+    async fn new() -> Self {
+        let ep = endpoint();
+        let suffix = uuid::Uuid::new_v4().simple().to_string()[..10].to_string();
+        let mut settings = AwsSettings {
+            endpoint_url: Some(ep),
+            catalog_table: format!("iceberg-{suffix}"),
+            lock_table: format!("locks-{suffix}"),
+            ledger_table: format!("ledger-{suffix}"),
+            commit_queue_url: String::new(),
+            claim_check_prefix: format!("s3://lake-{suffix}/_floe/claims"),
+        };
+        let clients = Clients::load(&settings).await;
+        for b in ["landing", "lake"] {
+            clients.s3.create_bucket().bucket(format!("{b}-{suffix}")).send().await.expect("create bucket");
+        }
+        let env = Env { settings: settings.clone(), clients, suffix };
+        settings.commit_queue_url = env.queue("commit").await.0;
+        Env { settings, ..env }
+    }
+
+    async fn queue(&self, name: &str) -> (String, String) {
+        let url = self
+            .clients
+            .sqs
+            .create_queue()
+            .queue_name(format!("{name}-{}", self.suffix))
+            .send()
+            .await
+            .expect("create queue")
+            .queue_url()
+            .expect("url")
+            .to_string();
+        let attrs = self
+            .clients
+            .sqs
+            .get_queue_attributes()
+            .queue_url(&url)
+            .attribute_names(QueueAttributeName::QueueArn)
+            .send()
+            .await
+            .expect("queue attributes");
+        let arn = attrs.attributes().and_then(|a| a.get(&QueueAttributeName::QueueArn)).expect("arn").clone();
+        (url, arn)
+    }
+
+    fn bucket(&self, b: &str) -> String {
+        format!("{b}-{}", self.suffix)
+    }
+
+    /// Receives raw messages and shapes them as the Lambda SQS event source would.
+    async fn sqs_event(&self, url: &str, want: usize, wait: Duration) -> (serde_json::Value, Vec<String>) {
+        let deadline = Instant::now() + wait;
+        let mut records = vec![];
+        let mut receipts = vec![];
+        while records.len() < want && Instant::now() < deadline {
+            let got = self
+                .clients
+                .sqs
+                .receive_message()
+                .queue_url(url)
+                .max_number_of_messages(10)
+                .wait_time_seconds(1)
+                .send()
+                .await
+                .expect("receive");
+            for m in got.messages() {
+                receipts.push(m.receipt_handle().unwrap_or_default().to_string());
+                records.push(serde_json::json!({
+                    "messageId": m.message_id(), "receiptHandle": m.receipt_handle(), "body": m.body(),
+                    "attributes": {"ApproximateReceiveCount": "1"}, "messageAttributes": {},
+                    "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q", "awsRegion": "us-east-1"
+                }));
+            }
+        }
+        (serde_json::json!({ "Records": records }), receipts)
+    }
+
+    async fn delete_all(&self, url: &str, receipts: &[String]) {
+        for r in receipts {
+            self.clients.sqs.delete_message().queue_url(url).receipt_handle(r).send().await.expect("delete");
+        }
+    }
+}
+
+#[tokio::test]
+async fn aws_adapters_pass_the_port_contracts() {
+    let env = Env::new().await;
+    let ports = aws::connect(&env.settings).await.expect("connect");
+    let table = floe::TableIdent::new("ns", "t");
+    contract::object_store(ports.store.as_ref(), &format!("s3://{}/contract", env.bucket("lake"))).await;
+    contract::table_pointer(ports.pointer.as_ref(), &table).await;
+    contract::ledger(ports.ledger.as_ref(), &table).await;
+    contract::lock(ports.lock.as_ref(), "floe-committer/ns.t").await;
+    contract::queue(ports.commit_queue.as_ref()).await;
+}
+
+#[tokio::test]
+async fn large_manifests_travel_by_claim_check() {
+    let env = Env::new().await;
+    let ports = aws::connect(&env.settings).await.expect("connect");
+    let big = "x".repeat(400 * 1024);
+    ports.commit_queue.send(big.clone()).await.expect("send");
+    let got = ports.commit_queue.receive(1, Duration::from_secs(30)).await.expect("receive");
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].body, big, "the body comes back whole");
+    let claims = ports.store.list(&env.settings.claim_check_prefix).await.expect("list");
+    assert_eq!(claims.len(), 1, "stored once under the claim check prefix");
+}
+
+async fn drop_files(env: &Env, n: u64) -> (Vec<String>, usize) {
+    let spec = EventsSpec { events_per_file: 300, ..Default::default() };
+    let mut keys = vec![];
+    let mut rows = 0;
+    let mut first = None;
+    for i in 0..n {
+        let (bytes, events) = sample::events_file(&spec, 77, i).expect("gen");
+        let key = format!("events/dt=2026-11-29/part {i:03}.avro");
+        env.clients
+            .s3
+            .put_object()
+            .bucket(env.bucket("landing"))
+            .key(&key)
+            .body(ByteStream::from(bytes.clone()))
+            .send()
+            .await
+            .expect("put");
+        keys.push(key);
+        rows += events;
+        first.get_or_insert(bytes);
+    }
+    let bad = sample::corrupt(&first.expect("a file"), Corruption::Truncated);
+    env.clients
+        .s3
+        .put_object()
+        .bucket(env.bucket("landing"))
+        .key("events/broken.avro")
+        .body(ByteStream::from(bad))
+        .send()
+        .await
+        .expect("put");
+    (keys, rows)
+}
+
+#[tokio::test]
+async fn s3_notifications_through_writer_and_committer_land_exactly_once() {
+    let env = Env::new().await;
+    let (ingest_url, ingest_arn) = env.queue("ingest").await;
+    env.clients
+        .s3
+        .put_bucket_notification_configuration()
+        .bucket(env.bucket("landing"))
+        .notification_configuration(
+            NotificationConfiguration::builder()
+                .queue_configurations(
+                    QueueConfiguration::builder()
+                        .queue_arn(ingest_arn)
+                        .events(Event::S3ObjectCreated)
+                        .build()
+                        .expect("config"),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .expect("notification");
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let (_keys, rows) = drop_files(&env, 4).await;
+
+    // Writer: the real notifications (5 objects, plus moto's s3:TestEvent).
+    let writer_env = WriterEnv {
+        engine: EngineConfig::default(),
+        router: Router::new(None, "default.events".parse().unwrap()),
+        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
+    };
+    let (event, receipts) = env.sqs_event(&ingest_url, 6, Duration::from_secs(20)).await;
+    let response = handle_writer(&writer_env, &ports, event.clone()).await.expect("writer");
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    env.delete_all(&ingest_url, &receipts).await;
+    // The same notifications delivered again: nothing new may land.
+    let again = handle_writer(&writer_env, &ports, event).await.expect("writer again");
+    assert!(again.batch_item_failures.is_empty());
+
+    // Committer: the manifests, as the commit queue's event source mapping delivers them.
+    let queue = SqsQueue::new(env.clients.sqs.clone(), &env.settings.commit_queue_url)
+        .with_claim_check(ports.store.clone(), &env.settings.claim_check_prefix);
+    let committer = Mutex::new(Committer::new(EngineConfig::default(), ports.clone()));
+    let (event, receipts) = env.sqs_event(&env.settings.commit_queue_url, 2, Duration::from_secs(10)).await;
+    let ev: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).expect("sqs event");
+    let response = handle_committer(&committer, &queue, None, ev).await;
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+
+    let table: floe::TableIdent = "default.events".parse().unwrap();
+    let c = contents(&ports, &table).await;
+    let ids = c.event_ids();
+    assert_eq!(ids.len(), rows, "every row of every good object, once");
+    assert!(counts(&ids).values().all(|n| *n == 1));
+    let q = ports.ledger.quarantined().await.expect("quarantined");
+    assert_eq!(q.len(), 1);
+    assert!(q[0].uri.ends_with("events/broken.avro"), "{:?}", q[0]);
+
+    // The independent reader: PyIceberg's DynamoDB catalog, pointed at the same emulator.
+    let ids_file = std::env::temp_dir().join(format!("floe-ids-{}.txt", env.suffix));
+    std::fs::write(&ids_file, ids.join("\n")).expect("write ids");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf();
+    let python =
+        std::env::var("FLOE_TEST_PYTHON").unwrap_or_else(|_| root.join(".venv/bin/python").display().to_string());
+    let out = std::process::Command::new(python)
+        .arg(root.join("tests/python/check_dynamodb_catalog.py"))
+        .args(["--catalog-table", &env.settings.catalog_table, "--table", "default.events"])
+        .arg("--ids-file")
+        .arg(&ids_file)
+        .output()
+        .expect("run the PyIceberg check (python from .venv)");
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "PyIceberg check failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,49 @@
+"""Loads a table through PyIceberg's DynamoDB catalog (on the emulator in AWS_ENDPOINT_URL)
+and checks that its event ids are exactly the expected ones. Called by tests/it/aws.rs."""
+
+import argparse
+import os
+import sys
+import uuid
+
+from pyiceberg.catalog import load_catalog
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--catalog-table", required=True)
+    p.add_argument("--table", required=True)
+    p.add_argument("--ids-file", required=True)
+    a = p.parse_args()
+    ep = os.environ["AWS_ENDPOINT_URL"]
+    os.environ.setdefault("AWS_ENDPOINT_URL_DYNAMODB", ep)
+    cat = load_catalog(
+        "floe",
+        **{
+            "type": "dynamodb",
+            "table-name": a.catalog_table,
+            "dynamodb.region": os.environ.get("AWS_REGION", "us-east-1"),
+            "s3.endpoint": ep,
+            "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
+            "s3.access-key-id": os.environ["AWS_ACCESS_KEY_ID"],
+            "s3.secret-access-key": os.environ["AWS_SECRET_ACCESS_KEY"],
+            "s3.force-virtual-addressing": "false",
+            "py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO",
+        },
+    )
+    table = cat.load_table(a.table)
+    got = table.scan().to_arrow().column("event_id").to_pylist()
+    norm = [str(uuid.UUID(bytes=g)) if isinstance(g, bytes) else str(g) for g in got]
+    want = [line.strip() for line in open(a.ids_file) if line.strip()]
+    if len(norm) != len(set(norm)):
+        print(f"duplicate rows: {len(norm)} rows, {len(set(norm))} distinct", file=sys.stderr)
+        return 1
+    if set(norm) != set(want):
+        print(f"rows differ: {len(set(norm) - set(want))} unexpected, {len(set(want) - set(norm))} missing", file=sys.stderr)
+        return 1
+    print(f"ok: {len(norm)} rows read through the DynamoDB catalog")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
