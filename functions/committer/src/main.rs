@@ -15,8 +15,9 @@ use tokio::sync::Mutex;
 async fn main() -> Result<(), Error> {
     floe::telemetry::init_lambda();
     let settings = AwsSettings::from_env();
-    floe::adapters::aws::lambda::check_catalog_choice(std::env::var("FLOE_CATALOG").ok().as_deref())?;
-    let ports = aws::connect(&settings).await?;
+    floe::adapters::aws::lambda::check_catalog_choice(std::env::var("FLOE_CATALOG").ok().as_deref())
+        .map_err(|e| e.to_string())?;
+    let ports = aws::connect(&settings).await.map_err(|e| e.to_string())?;
     let clients = Clients::load(&settings).await;
     let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
         .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);

@@ -11,8 +11,9 @@ use lambda_runtime::{Error, LambdaEvent, service_fn};
 async fn main() -> Result<(), Error> {
     floe::telemetry::init_lambda();
     let settings = AwsSettings::from_env();
-    let ports = aws::connect(&settings).await?; // clients built once per cold start
-    let env = writer_env_from_env(ports.store.as_ref()).await?;
+    // Clients are built once per cold start; a configuration error stops it with its message.
+    let ports = aws::connect(&settings).await.map_err(|e| e.to_string())?;
+    let env = writer_env_from_env(ports.store.as_ref()).await.map_err(|e| e.to_string())?;
     lambda_runtime::run(service_fn(|ev: LambdaEvent<serde_json::Value>| handle(&env, &ports, ev))).await
 }
 
