@@ -8,8 +8,7 @@ use arrow_array::{Array, ArrayRef, FixedSizeBinaryArray, RecordBatch, StringArra
 use arrow_ord::sort::{SortColumn, SortOptions};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::DataType;
-use arrow_select::take::{take, take_record_batch};
-use iceberg::arrow::PartitionValueCalculator;
+use arrow_select::take::take;
 use iceberg::spec::{Literal, Struct};
 
 use crate::config::SortTerm;
@@ -143,17 +142,67 @@ pub struct Clustered {
     pub partitions: Vec<(Range<usize>, Struct)>,
 }
 
-/// Sorts the rows of `batch` listed in `keep` (all if `None`) by their partition values and then
-/// the table's cluster key, and splits them by partition. One `take` builds the output.
-pub fn cluster(batch: RecordBatch, keep: Option<Vec<u32>>, table: &WriterTable) -> Result<Clustered> {
-    let part: Option<StructArray> = if table.spec.is_unpartitioned() {
-        None
-    } else {
-        let calc = PartitionValueCalculator::try_new(&table.spec, &table.schema)?;
-        let arr = calc.calculate(&batch)?;
-        Some(arr.as_any().downcast_ref::<StructArray>().expect("partition values are a struct").clone())
+/// The columns clustering reads (dedup key, sort key, partition sources), concatenated over a
+/// writer batch: a small copy, where concatenating every column would copy all the data once
+/// more before sorting copies it again.
+pub fn key_batch(batches: &[RecordBatch], table: &WriterTable) -> Result<RecordBatch> {
+    let mut names: Vec<&str> =
+        table.dedup_key.iter().chain(table.sort.iter().map(|t| &t.column)).map(String::as_str).collect();
+    for pf in table.spec.fields() {
+        names.push(table.schema.name_by_field_id(pf.source_id).unwrap_or_default());
+    }
+    let mut idx: Vec<usize> = names
+        .iter()
+        .filter_map(|n| table.arrow_schema.index_of(n.split('.').next().unwrap_or_default()).ok())
+        .collect();
+    idx.sort_unstable();
+    idx.dedup();
+    let schema = std::sync::Arc::new(table.arrow_schema.project(&idx)?);
+    let cols = idx
+        .iter()
+        .map(|&i| {
+            let parts: Vec<&dyn Array> = batches.iter().map(|b| b.column(i).as_ref()).collect();
+            Ok(arrow_select::concat::concat(&parts)?)
+        })
+        .collect::<Result<Vec<ArrayRef>>>()?;
+    let rows = batches.iter().map(|b| b.num_rows()).sum();
+    let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
+    Ok(RecordBatch::try_new_with_options(schema, cols, &opts)?)
+}
+
+/// Partition tuples of every row, computed from the source columns in `keys`.
+fn partition_values(keys: &RecordBatch, table: &WriterTable) -> Result<Option<StructArray>> {
+    if table.spec.is_unpartitioned() {
+        return Ok(None);
+    }
+    let ptype = table.spec.partition_type(&table.schema)?;
+    let DataType::Struct(fields) = iceberg::arrow::type_to_arrow_type(&iceberg::spec::Type::Struct(ptype))? else {
+        return Err(Error::Config("partition type is not a struct".into()));
     };
-    let mut keys: Vec<SortColumn> = vec![];
+    let cols = table
+        .spec
+        .fields()
+        .iter()
+        .map(|pf| {
+            let name = table.schema.name_by_field_id(pf.source_id).unwrap_or_default();
+            let source = column_by_path(keys, name)?;
+            Ok(iceberg::transform::create_transform_function(&pf.transform)?.transform(source)?)
+        })
+        .collect::<Result<Vec<ArrayRef>>>()?;
+    Ok(Some(StructArray::try_new(fields, cols, None)?))
+}
+
+/// Sorts the rows of the writer batch `batches` listed in `keep` (all if `None`) by partition
+/// and then the table's cluster key, reading only `keys` (see [`key_batch`]), and builds the
+/// sorted batch with one gather from the source batches.
+pub fn cluster(
+    batches: &[RecordBatch],
+    keys: &RecordBatch,
+    keep: Option<Vec<u32>>,
+    table: &WriterTable,
+) -> Result<Clustered> {
+    let part = partition_values(keys, table)?;
+    let mut sort: Vec<SortColumn> = vec![];
     for SortTerm { column, descending, nulls_first } in &table.sort {
         // A column already partitioned by identity is constant within a partition: skip it.
         let field = table.schema.field_by_name(column).map(|f| f.id);
@@ -163,17 +212,39 @@ pub fn cluster(batch: RecordBatch, keep: Option<Vec<u32>>, table: &WriterTable) 
             .iter()
             .any(|pf| Some(pf.source_id) == field && pf.transform == iceberg::spec::Transform::Identity);
         if !constant {
-            keys.push(SortColumn {
-                values: column_by_path(&batch, column)?,
+            sort.push(SortColumn {
+                values: column_by_path(keys, column)?,
                 options: Some(SortOptions { descending: *descending, nulls_first: *nulls_first }),
             });
         }
     }
-    let (batch, part) = if keys.is_empty() && part.is_none() && keep.is_none() {
-        (batch, part)
+    let (batch, part) = if sort.is_empty() && part.is_none() && keep.is_none() {
+        (arrow_select::concat::concat_batches(&table.arrow_schema, batches)?, part)
     } else {
-        let idx = sort_indices(part.as_ref(), &keys, batch.num_rows(), keep)?;
-        let sorted = take_record_batch(&batch, &idx)?;
+        let idx = sort_indices(part.as_ref(), &sort, keys.num_rows(), keep)?;
+        let starts: Vec<usize> = batches
+            .iter()
+            .scan(0usize, |acc, b| {
+                let s = *acc;
+                *acc += b.num_rows();
+                Some(s)
+            })
+            .collect();
+        let pairs: Vec<(usize, usize)> = idx
+            .values()
+            .iter()
+            .map(|&g| {
+                let g = g as usize;
+                let b = starts.partition_point(|&s| s <= g) - 1;
+                (b, g - starts[b])
+            })
+            .collect();
+        let refs: Vec<&RecordBatch> = batches.iter().collect();
+        let sorted = if refs.is_empty() {
+            RecordBatch::new_empty(table.arrow_schema.clone())
+        } else {
+            arrow_select::interleave::interleave_record_batch(&refs, &pairs)?
+        };
         let part = match part {
             Some(p) => Some(take(&p, &idx, None)?.as_any().downcast_ref::<StructArray>().expect("struct").clone()),
             None => None,

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use tracing::{info, instrument, warn};
 
-use super::cluster::{cluster, dedup};
+use super::cluster::{cluster, dedup, key_batch};
 use crate::config::EngineConfig;
 use crate::convert::{avro, conform, parquet, schema};
 use crate::message::{DataFileMeta, FileManifest, MESSAGE_VERSION, SourceRef};
@@ -215,11 +215,11 @@ pub fn encode(
     batch_key: &str,
     source_bytes_per_row: f64,
 ) -> Result<Encoded> {
-    let all = arrow_select::concat::concat_batches(&table.arrow_schema, &batches)?;
-    drop(batches);
-    let keep = dedup(&all, &table.dedup_key)?;
-    let duplicates = keep.as_ref().map_or(0, |k| all.num_rows() - k.len());
-    let clustered = cluster(all, keep, table)?;
+    let keys = key_batch(&batches, table)?;
+    let keep = dedup(&keys, &table.dedup_key)?;
+    let duplicates = keep.as_ref().map_or(0, |k| keys.num_rows() - k.len());
+    let clustered = cluster(&batches, &keys, keep, table)?;
+    drop((batches, keys));
     let props = parquet::writer_properties(&table.compression, cfg.row_group_rows)?;
     let ptype = table.spec.partition_type(&table.schema)?;
     let rows_per_file = ((table.target_file_size as f64 / source_bytes_per_row) as usize).max(1024);
