@@ -43,10 +43,12 @@ test-python: build-tests venv
 bench: build
 	$(FLOE) bench $(BENCH_ARGS)
 
-# Deployable Lambda binaries (floe-writer, floe-committer) under target/lambda/.
+# Deployable Lambda binaries (floe-writer, floe-committer) under target/lambda/: stripped and
+# without line tables (smaller to upload, faster to cold-start).
 lambda: venv
 	@command -v cargo-lambda >/dev/null || $(VENV)/bin/pip install --quiet cargo-lambda==1.9.2
-	PATH="$(abspath $(VENV))/bin:$$PATH" cargo lambda build --release -p floe-writer-fn -p floe-committer-fn
+	CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
+		PATH="$(abspath $(VENV))/bin:$$PATH" cargo lambda build --release -p floe-writer-fn -p floe-committer-fn
 
 lint:
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

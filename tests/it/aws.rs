@@ -1,5 +1,5 @@
 //! The AWS adapters and Lambda handlers against a real emulator (moto's server, started by
-//! `tests/with-moto.sh`), then the table read back by PyIceberg's DynamoDB catalog.
+//! `tests/with-moto.sh`), then the table read back by PyIceberg's DynamoDB and Glue catalogs.
 
 use std::time::{Duration, Instant};
 
@@ -7,7 +7,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{Event, NotificationConfiguration, QueueConfiguration};
 use aws_sdk_sqs::types::QueueAttributeName;
 use floe::adapters::aws::lambda::{Router, WriterEnv, handle_committer, handle_writer};
-use floe::adapters::aws::{self, AwsSettings, Clients, SqsQueue};
+use floe::adapters::aws::{self, AwsSettings, Catalog, Clients, SqsQueue};
 use floe::config::EngineConfig;
 use floe::pipeline::commit::Committer;
 use floe::ports::Ports;
@@ -29,11 +29,12 @@ struct Env {
 }
 
 impl Env {
-    async fn new() -> Self {
+    async fn new(catalog: Catalog) -> Self {
         let ep = endpoint();
         let suffix = uuid::Uuid::new_v4().simple().to_string()[..10].to_string();
         let mut settings = AwsSettings {
             endpoint_url: Some(ep),
+            catalog,
             catalog_table: format!("iceberg-{suffix}"),
             lock_table: format!("locks-{suffix}"),
             ledger_table: format!("ledger-{suffix}"),
@@ -115,7 +116,7 @@ impl Env {
 
 #[tokio::test]
 async fn aws_adapters_pass_the_port_contracts() {
-    let env = Env::new().await;
+    let env = Env::new(Catalog::DynamoDb).await;
     let ports = aws::connect(&env.settings).await.expect("connect");
     let table = floe::TableIdent::new("ns", "t");
     contract::object_store(ports.store.as_ref(), &format!("s3://{}/contract", env.bucket("lake"))).await;
@@ -126,8 +127,17 @@ async fn aws_adapters_pass_the_port_contracts() {
 }
 
 #[tokio::test]
+async fn glue_table_pointer_passes_the_port_contract() {
+    let env = Env::new(Catalog::Glue { catalog_id: None }).await;
+    let ports = aws::connect(&env.settings).await.expect("connect");
+    // Glue databases are the namespaces: one per test run keeps runs apart.
+    let table = floe::TableIdent::new(format!("ns_{}", env.suffix), "t");
+    contract::table_pointer(ports.pointer.as_ref(), &table).await;
+}
+
+#[tokio::test]
 async fn large_manifests_travel_by_claim_check() {
-    let env = Env::new().await;
+    let env = Env::new(Catalog::DynamoDb).await;
     let ports = aws::connect(&env.settings).await.expect("connect");
     let big = "x".repeat(400 * 1024);
     ports.commit_queue.send(big.clone()).await.expect("send");
@@ -173,8 +183,22 @@ async fn drop_files(env: &Env, n: u64) -> (Vec<String>, usize) {
 }
 
 #[tokio::test]
-async fn s3_notifications_through_writer_and_committer_land_exactly_once() {
-    let env = Env::new().await;
+async fn s3_notifications_land_exactly_once_in_a_dynamodb_catalog() {
+    notifications_through_writer_and_committer(Catalog::DynamoDb).await;
+}
+
+#[tokio::test]
+async fn s3_notifications_land_exactly_once_in_the_glue_catalog() {
+    notifications_through_writer_and_committer(Catalog::Glue { catalog_id: None }).await;
+}
+
+/// Real bucket notifications through both handlers, redelivered, with a corrupt object; then
+/// the table read back by PyIceberg through the same catalog.
+async fn notifications_through_writer_and_committer(catalog: Catalog) {
+    let glue = catalog != Catalog::DynamoDb;
+    let env = Env::new(catalog).await;
+    // Glue databases are shared by the whole emulator: one namespace per run.
+    let table_name = if glue { format!("ns_{}.events", env.suffix) } else { "default.events".to_string() };
     let (ingest_url, ingest_arn) = env.queue("ingest").await;
     env.clients
         .s3
@@ -200,7 +224,7 @@ async fn s3_notifications_through_writer_and_committer_land_exactly_once() {
     // Writer: the real notifications (5 objects, plus moto's s3:TestEvent).
     let writer_env = WriterEnv {
         engine: EngineConfig::default(),
-        router: Router::new(None, "default.events".parse().unwrap()),
+        router: Router::new(None, table_name.parse().unwrap()),
         warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
     };
     let (event, receipts) = env.sqs_event(&ingest_url, 6, Duration::from_secs(20)).await;
@@ -221,7 +245,7 @@ async fn s3_notifications_through_writer_and_committer_land_exactly_once() {
     assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
     env.delete_all(&env.settings.commit_queue_url, &receipts).await;
 
-    let table: floe::TableIdent = "default.events".parse().unwrap();
+    let table: floe::TableIdent = table_name.parse().unwrap();
     let c = contents(&ports, &table).await;
     let ids = c.event_ids();
     assert_eq!(ids.len(), rows, "every row of every good object, once");
@@ -230,15 +254,16 @@ async fn s3_notifications_through_writer_and_committer_land_exactly_once() {
     assert_eq!(q.len(), 1);
     assert!(q[0].uri.ends_with("events/broken.avro"), "{:?}", q[0]);
 
-    // The independent reader: PyIceberg's DynamoDB catalog, pointed at the same emulator.
+    // The independent reader: PyIceberg's catalog of the same kind, pointed at the same emulator.
     let ids_file = std::env::temp_dir().join(format!("floe-ids-{}.txt", env.suffix));
     std::fs::write(&ids_file, ids.join("\n")).expect("write ids");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf();
     let python =
         std::env::var("FLOE_TEST_PYTHON").unwrap_or_else(|_| root.join(".venv/bin/python").display().to_string());
     let out = std::process::Command::new(python)
-        .arg(root.join("tests/python/check_dynamodb_catalog.py"))
-        .args(["--catalog-table", &env.settings.catalog_table, "--table", "default.events"])
+        .arg(root.join("tests/python/check_aws_catalog.py"))
+        .args(["--catalog", if glue { "glue" } else { "dynamodb" }])
+        .args(["--catalog-table", &env.settings.catalog_table, "--table", &table_name])
         .arg("--ids-file")
         .arg(&ids_file)
         .output()

@@ -14,11 +14,10 @@ use tokio::sync::Mutex;
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     floe::telemetry::init_lambda();
-    let settings = AwsSettings::from_env();
-    floe::adapters::aws::lambda::check_catalog_choice(std::env::var("FLOE_CATALOG").ok().as_deref())
-        .map_err(|e| e.to_string())?;
-    let ports = aws::connect(&settings).await.map_err(|e| e.to_string())?;
+    // Clients are built once per cold start; a configuration error stops it with its message.
+    let settings = AwsSettings::from_env().map_err(|e| e.to_string())?;
     let clients = Clients::load(&settings).await;
+    let ports = aws::connect_with(&settings, &clients).await.map_err(|e| e.to_string())?;
     let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
         .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
     let requeue = std::env::var("FLOE_INGEST_QUEUE_URL").ok().map(|url| SqsQueue::new(clients.sqs.clone(), &url));

@@ -10,7 +10,7 @@ use lambda_runtime::{Error, LambdaEvent, service_fn};
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     floe::telemetry::init_lambda();
-    let settings = AwsSettings::from_env();
+    let settings = AwsSettings::from_env().map_err(|e| e.to_string())?;
     // Clients are built once per cold start; a configuration error stops it with its message.
     let ports = aws::connect(&settings).await.map_err(|e| e.to_string())?;
     let env = writer_env_from_env(ports.store.as_ref()).await.map_err(|e| e.to_string())?;

@@ -43,7 +43,13 @@ where
     let s = status(&e);
     match (c.as_deref(), s) {
         (
-            Some("NoSuchKey" | "NotFound" | "ResourceNotFoundException" | "AWS.SimpleQueueService.NonExistentQueue"),
+            Some(
+                "NoSuchKey"
+                | "NotFound"
+                | "ResourceNotFoundException"
+                | "EntityNotFoundException"
+                | "AWS.SimpleQueueService.NonExistentQueue",
+            ),
             _,
         )
         | (None, Some(404)) => PortError::NotFound(context),
@@ -52,7 +58,9 @@ where
                 "PreconditionFailed"
                 | "ConditionalCheckFailedException"
                 | "ConditionalRequestConflict"
-                | "TransactionCanceledException",
+                | "TransactionCanceledException"
+                | "AlreadyExistsException"
+                | "ConcurrentModificationException",
             ),
             _,
         )

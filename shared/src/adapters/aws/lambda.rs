@@ -328,10 +328,9 @@ pub async fn load_floe_toml(location: &str, store: &dyn ObjectStore) -> Result<F
 }
 
 /// Reads the function configuration from the environment (`FLOE_WAREHOUSE`, `FLOE_CONFIG`,
-/// `FLOE_DEFAULT_TABLE`, `FLOE_CATALOG`). Only the function binaries call this.
+/// `FLOE_DEFAULT_TABLE`). Only the function binaries call this.
 pub async fn writer_env_from_env(store: &dyn ObjectStore) -> Result<WriterEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    check_catalog_choice(var("FLOE_CATALOG").as_deref())?;
     let warehouse =
         var("FLOE_WAREHOUSE").ok_or_else(|| Error::Config("FLOE_WAREHOUSE (s3://bucket/prefix) is not set".into()))?;
     if !warehouse.starts_with("s3://") {
@@ -347,13 +346,4 @@ pub async fn writer_env_from_env(store: &dyn ObjectStore) -> Result<WriterEnv> {
         router: Router::new(config, default_table),
         warehouse: warehouse.trim_end_matches('/').into(),
     })
-}
-
-/// `FLOE_CATALOG`: `dynamodb` (the default) is built; `glue` is not yet.
-pub fn check_catalog_choice(choice: Option<&str>) -> Result<()> {
-    match choice.unwrap_or("dynamodb") {
-        "dynamodb" => Ok(()),
-        "glue" => Err(Error::Config("FLOE_CATALOG=glue is not supported yet; use dynamodb".into())),
-        other => Err(Error::Config(format!("FLOE_CATALOG must be dynamodb or glue, got `{other}`"))),
-    }
 }

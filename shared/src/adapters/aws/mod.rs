@@ -1,5 +1,5 @@
-//! AWS adapters (feature `aws`): S3 object store, SQS queue, and DynamoDB table pointer, lock
-//! and ledger. Every client is built once from one `SdkConfig` with a single TLS stack
+//! AWS adapters (feature `aws`): S3 object store, SQS queue, DynamoDB or Glue table pointer,
+//! and DynamoDB lock and ledger. Every client is built once from one `SdkConfig` with a single TLS stack
 //! (rustls + ring); the standard `AWS_ENDPOINT_URL` points them all at LocalStack or moto, and
 //! S3 then uses path-style addressing. No SDK type leaves this module: errors become
 //! `PortError`s here.
@@ -8,6 +8,7 @@ mod dynamodb_ledger;
 mod dynamodb_lock;
 mod dynamodb_table_pointer;
 mod error;
+mod glue_table_pointer;
 pub mod lambda;
 mod s3_object_store;
 mod sqs_queue;
@@ -17,17 +18,44 @@ use std::sync::Arc;
 pub use dynamodb_ledger::DynamoDbLedger;
 pub use dynamodb_lock::DynamoDbLock;
 pub use dynamodb_table_pointer::DynamoDbTablePointer;
+pub use glue_table_pointer::GlueTablePointer;
 pub use s3_object_store::{S3ObjectStore, split_s3_uri};
 pub use sqs_queue::{CLAIM_CHECK_THRESHOLD, SqsQueue};
 
-use crate::ports::{NoopMetrics, ObjectStore, Ports};
-use crate::{PortError, Result};
+use crate::ports::{NoopMetrics, ObjectStore, Ports, TablePointer};
+use crate::{Error, PortError, Result};
+
+/// Which catalog holds the table pointers (`FLOE_CATALOG`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Catalog {
+    /// A DynamoDB table in Iceberg Java's `DynamoDbCatalog` layout (`FLOE_CATALOG_TABLE`).
+    #[default]
+    DynamoDb,
+    /// The AWS Glue Data Catalog of this account, or of `catalog_id` (`FLOE_GLUE_CATALOG_ID`).
+    Glue {
+        /// Another account's catalog, for cross-account set-ups.
+        catalog_id: Option<String>,
+    },
+}
+
+impl Catalog {
+    /// Parses `FLOE_CATALOG` (`dynamodb`, the default, or `glue`).
+    pub fn parse(choice: Option<&str>, glue_catalog_id: Option<String>) -> Result<Self> {
+        match choice.map(str::trim).unwrap_or("dynamodb").to_ascii_lowercase().as_str() {
+            "dynamodb" | "" => Ok(Catalog::DynamoDb),
+            "glue" => Ok(Catalog::Glue { catalog_id: glue_catalog_id }),
+            other => Err(Error::Config(format!("FLOE_CATALOG must be `dynamodb` or `glue`, got `{other}`"))),
+        }
+    }
+}
 
 /// Where the AWS adapters point. Binaries fill it from the environment ([`AwsSettings::from_env`]).
 #[derive(Debug, Clone, Default)]
 pub struct AwsSettings {
     /// A custom endpoint (LocalStack, moto): `AWS_ENDPOINT_URL`. Also switches S3 to path-style.
     pub endpoint_url: Option<String>,
+    /// Where table pointers live.
+    pub catalog: Catalog,
     /// DynamoDB table of the catalog (Iceberg Java `DynamoDbCatalog` layout).
     pub catalog_table: String,
     /// DynamoDB table of the committer lock (Iceberg Java `DynamoDbLockManager` layout).
@@ -48,20 +76,21 @@ pub const DEFAULT_LOCK_TABLE: &str = "floe_locks";
 pub const DEFAULT_LEDGER_TABLE: &str = "floe_ledger";
 
 impl AwsSettings {
-    /// Reads `AWS_ENDPOINT_URL`, `FLOE_CATALOG_TABLE`, `FLOE_LOCK_TABLE`, `FLOE_LEDGER_TABLE`,
-    /// `FLOE_COMMIT_QUEUE_URL` and `FLOE_WAREHOUSE` (claim checks go under
-    /// `<FLOE_WAREHOUSE>/_floe/claims`). Only binaries and tests call this.
-    pub fn from_env() -> Self {
+    /// Reads `AWS_ENDPOINT_URL`, `FLOE_CATALOG`, `FLOE_GLUE_CATALOG_ID`, `FLOE_CATALOG_TABLE`,
+    /// `FLOE_LOCK_TABLE`, `FLOE_LEDGER_TABLE`, `FLOE_COMMIT_QUEUE_URL` and `FLOE_WAREHOUSE`
+    /// (claim checks go under `<FLOE_WAREHOUSE>/_floe/claims`). Only binaries and tests call this.
+    pub fn from_env() -> Result<Self> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         let warehouse = var("FLOE_WAREHOUSE").unwrap_or_default();
-        AwsSettings {
+        Ok(AwsSettings {
             endpoint_url: var("AWS_ENDPOINT_URL"),
+            catalog: Catalog::parse(var("FLOE_CATALOG").as_deref(), var("FLOE_GLUE_CATALOG_ID"))?,
             catalog_table: var("FLOE_CATALOG_TABLE").unwrap_or_else(|| DEFAULT_CATALOG_TABLE.into()),
             lock_table: var("FLOE_LOCK_TABLE").unwrap_or_else(|| DEFAULT_LOCK_TABLE.into()),
             ledger_table: var("FLOE_LEDGER_TABLE").unwrap_or_else(|| DEFAULT_LEDGER_TABLE.into()),
             commit_queue_url: var("FLOE_COMMIT_QUEUE_URL").unwrap_or_default(),
             claim_check_prefix: format!("{}/_floe/claims", warehouse.trim_end_matches('/')),
-        }
+        })
     }
 }
 
@@ -74,6 +103,8 @@ pub struct Clients {
     pub sqs: aws_sdk_sqs::Client,
     /// DynamoDB.
     pub dynamodb: aws_sdk_dynamodb::Client,
+    /// Glue.
+    pub glue: aws_sdk_glue::Client,
 }
 
 impl Clients {
@@ -90,20 +121,31 @@ impl Clients {
             s3: aws_sdk_s3::Client::from_conf(s3_conf),
             sqs: aws_sdk_sqs::Client::new(&sdk),
             dynamodb: aws_sdk_dynamodb::Client::new(&sdk),
+            glue: aws_sdk_glue::Client::new(&sdk),
         }
     }
 }
 
-/// Builds the ports on AWS, creating the DynamoDB tables the roles need if they are missing
-/// (as Iceberg Java's DynamoDB catalog and lock manager do).
+/// Builds the ports on AWS with fresh clients; see [`connect_with`].
 pub async fn connect(settings: &AwsSettings) -> Result<Ports> {
+    connect_with(settings, &Clients::load(settings).await).await
+}
+
+/// Builds the ports on AWS from `clients`, creating the DynamoDB tables the roles need if they
+/// are missing (as Iceberg Java's DynamoDB catalog and lock manager do).
+pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<Ports> {
     if settings.commit_queue_url.is_empty() {
-        return Err(crate::Error::Config("FLOE_COMMIT_QUEUE_URL is not set".into()));
+        return Err(Error::Config("FLOE_COMMIT_QUEUE_URL is not set".into()));
     }
-    let clients = Clients::load(settings).await;
     let store: Arc<dyn ObjectStore> = Arc::new(S3ObjectStore::new(clients.s3.clone()));
-    let pointer = DynamoDbTablePointer::new(clients.dynamodb.clone(), &settings.catalog_table);
-    pointer.ensure_table().await?;
+    let pointer: Arc<dyn TablePointer> = match &settings.catalog {
+        Catalog::DynamoDb => {
+            let pointer = DynamoDbTablePointer::new(clients.dynamodb.clone(), &settings.catalog_table);
+            pointer.ensure_table().await?;
+            Arc::new(pointer)
+        }
+        Catalog::Glue { catalog_id } => Arc::new(GlueTablePointer::new(clients.glue.clone(), catalog_id.clone())),
+    };
     let lock = DynamoDbLock::new(clients.dynamodb.clone(), &settings.lock_table);
     lock.ensure_table().await?;
     let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table);
@@ -113,7 +155,7 @@ pub async fn connect(settings: &AwsSettings) -> Result<Ports> {
     Ok(Ports {
         store,
         commit_queue: Arc::new(queue),
-        pointer: Arc::new(pointer),
+        pointer,
         ledger: Arc::new(ledger),
         lock: Arc::new(lock),
         metrics: Arc::new(NoopMetrics),

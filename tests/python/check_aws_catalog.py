@@ -1,5 +1,6 @@
-"""Loads a table through PyIceberg's DynamoDB catalog (on the emulator in AWS_ENDPOINT_URL)
-and checks that its event ids are exactly the expected ones. Called by tests/it/aws.rs."""
+"""Loads a table through PyIceberg's DynamoDB or Glue catalog (on the emulator in
+AWS_ENDPOINT_URL) and checks that its event ids are exactly the expected ones. Called by
+tests/it/aws.rs."""
 
 import argparse
 import os
@@ -11,18 +12,22 @@ from pyiceberg.catalog import load_catalog
 
 def main() -> int:
     p = argparse.ArgumentParser()
+    p.add_argument("--catalog", choices=["dynamodb", "glue"], default="dynamodb")
     p.add_argument("--catalog-table", required=True)
     p.add_argument("--table", required=True)
     p.add_argument("--ids-file", required=True)
     a = p.parse_args()
     ep = os.environ["AWS_ENDPOINT_URL"]
     os.environ.setdefault("AWS_ENDPOINT_URL_DYNAMODB", ep)
+    region = os.environ.get("AWS_REGION", "us-east-1")
+    if a.catalog == "glue":
+        kind = {"type": "glue", "glue.endpoint": ep, "glue.region": region}
+    else:
+        kind = {"type": "dynamodb", "table-name": a.catalog_table, "dynamodb.region": region}
     cat = load_catalog(
         "floe",
+        **kind,
         **{
-            "type": "dynamodb",
-            "table-name": a.catalog_table,
-            "dynamodb.region": os.environ.get("AWS_REGION", "us-east-1"),
             "s3.endpoint": ep,
             "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
             "s3.access-key-id": os.environ["AWS_ACCESS_KEY_ID"],
@@ -41,7 +46,7 @@ def main() -> int:
     if set(norm) != set(want):
         print(f"rows differ: {len(set(norm) - set(want))} unexpected, {len(set(want) - set(norm))} missing", file=sys.stderr)
         return 1
-    print(f"ok: {len(norm)} rows read through the DynamoDB catalog")
+    print(f"ok: {len(norm)} rows read through the {a.catalog} catalog")
     return 0
 
 
