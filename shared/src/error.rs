@@ -111,6 +111,12 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// The committer lock stayed held by someone else for the whole wait.
+    #[error("lock {entity} is held by another committer")]
+    LockHeld {
+        /// The lock entity.
+        entity: String,
+    },
     /// A commit could not be completed after retrying lost compare-and-swaps.
     #[error("commit to {table} failed after {attempts} attempt(s): {reason}")]
     CommitFailed {
@@ -129,7 +135,7 @@ impl Error {
         match self {
             Error::Port(p) => p.is_retryable() || matches!(p, PortError::Conflict(_)),
             Error::WriteFailed { source, .. } => source.is_retryable(),
-            Error::CommitFailed { .. } => true,
+            Error::CommitFailed { .. } | Error::LockHeld { .. } => true,
             _ => false,
         }
     }

@@ -276,3 +276,61 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test]
+async fn lock_contention_hands_messages_back_with_a_fresh_receive_count() {
+    let env = Env::new(Catalog::DynamoDb).await;
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let (keys, _) = drop_files(&env, 2).await;
+    let mut records = vec![];
+    for key in &keys {
+        let head =
+            env.clients.s3.head_object().bucket(env.bucket("landing")).key(key).send().await.expect("head object");
+        records.push(serde_json::json!({
+            "eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
+            "s3": {"bucket": {"name": env.bucket("landing")},
+                   "object": {"key": key, "size": head.content_length(), "eTag": head.e_tag()}}
+        }));
+    }
+    let writer_env = WriterEnv {
+        engine: EngineConfig::default(),
+        router: Router::new(None, "default.events".parse().unwrap()),
+        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
+    };
+    let response = handle_writer(&writer_env, &ports, serde_json::json!({ "Records": records })).await.expect("writer");
+    assert!(response.batch_item_failures.is_empty());
+
+    // Someone else holds the table's lock for longer than the committer is willing to wait.
+    let lease = ports
+        .lock
+        .try_acquire("floe-committer/default.events", "intruder", Duration::from_secs(300))
+        .await
+        .expect("acquire")
+        .expect("free");
+    let impatient = EngineConfig { lock_wait: Duration::from_millis(300), ..EngineConfig::default() };
+    let queue = SqsQueue::new(env.clients.sqs.clone(), &env.settings.commit_queue_url)
+        .with_claim_check(ports.store.clone(), &env.settings.claim_check_prefix);
+    let committer = Mutex::new(Committer::new(impatient, ports.clone()));
+    let (event, receipts) = env.sqs_event(&env.settings.commit_queue_url, 1, Duration::from_secs(10)).await;
+    let ev: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).expect("sqs event");
+    let original = ev.records[0].body.clone().expect("body");
+    let response = handle_committer(&committer, &queue, None, ev).await;
+    assert!(response.batch_item_failures.is_empty(), "contention is not a failure: {:?}", response.batch_item_failures);
+    env.delete_all(&env.settings.commit_queue_url, &receipts).await; // what the event source mapping does
+
+    let again = ports.commit_queue.receive(10, Duration::from_secs(1)).await.expect("receive");
+    assert_eq!(again.len(), 1, "the manifest is back on the queue");
+    assert_eq!(again[0].receive_count, 1, "as a fresh message, so contention never walks it to a DLQ");
+    assert_eq!(again[0].body, original);
+    let table: floe::TableIdent = "default.events".parse().unwrap();
+    assert!(contents(&ports, &table).await.event_ids().is_empty(), "nothing committed under contention");
+
+    ports.lock.release(&lease).await.expect("release");
+    tokio::time::sleep(Duration::from_millis(1100)).await; // the receive above made it invisible
+    let (event, receipts) = env.sqs_event(&env.settings.commit_queue_url, 1, Duration::from_secs(10)).await;
+    let ev: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).expect("sqs event");
+    let response = handle_committer(&committer, &queue, None, ev).await;
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+    assert_eq!(contents(&ports, &table).await.event_ids().len(), 600, "both objects, once");
+}

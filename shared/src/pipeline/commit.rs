@@ -46,6 +46,10 @@ pub enum MessageResult {
         /// Why.
         reason: String,
     },
+    /// The lock stayed held by another committer for the whole wait. Not a failure of the
+    /// message: re-enqueue it as a fresh message (so contention never walks it towards a
+    /// dead-letter queue), or release it for redelivery where there is no such queue.
+    Contended,
     /// Unreadable message: it can never succeed. Leave it to the dead-letter queue.
     Poison {
         /// Why.
@@ -111,7 +115,7 @@ impl Committer {
             if let Some(m) = by_id.get(id.as_str()) {
                 if r.ack() {
                     self.ports.commit_queue.ack(&m.receipt).await?;
-                } else if matches!(r, MessageResult::Retry { .. }) {
+                } else if matches!(r, MessageResult::Retry { .. } | MessageResult::Contended) {
                     self.ports.commit_queue.release(&m.receipt).await?;
                 }
             }
@@ -140,6 +144,10 @@ impl Committer {
                     out.results.extend(results);
                     out.snapshots.extend(snap);
                 }
+                Err(Error::LockHeld { entity }) => {
+                    warn!(%table, %entity, "lock held past the wait; messages handed back");
+                    out.results.extend(group.into_iter().map(|(id, _)| (id, MessageResult::Contended)));
+                }
                 Err(e) => {
                     warn!(%table, error = %e, "commit failed; messages left for redelivery");
                     self.cache.remove(&table);
@@ -161,7 +169,7 @@ impl Committer {
                 return Ok(lease);
             }
             if Instant::now() >= deadline {
-                return Err(PortError::Throttled(format!("lock {entity} is held by another committer")).into());
+                return Err(Error::LockHeld { entity });
             }
             let jitter = rand::rng().random_range(0..=backoff.as_millis() as u64 / 2);
             tokio::time::sleep(backoff + Duration::from_millis(jitter)).await;

@@ -245,6 +245,7 @@ async fn run_committer(
                             progressed = true;
                         }
                         MessageResult::Retry { reason } => retried = Some(reason),
+                        MessageResult::Contended => retried = Some("the committer lock is held elsewhere".into()),
                         MessageResult::Poison { reason } => {
                             tracing::error!(%reason, "commit message cannot be read; it will be dead-lettered");
                         }

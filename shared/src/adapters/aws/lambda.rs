@@ -259,7 +259,10 @@ pub async fn commit_messages(queue: &SqsQueue, event: &SqsEvent) -> Vec<std::res
 
 /// The committer function: one snapshot per table for the batch; only messages that are not
 /// done are reported as failures. Sources of an overlapping manifest are sent back to the
-/// ingest queue (`requeue`) as S3 notifications, so a writer picks them up again.
+/// ingest queue (`requeue`) as S3 notifications, so a writer picks them up again. Messages that
+/// found the lock held for the whole wait are sent again as new messages (the same body, a
+/// claim check stays a claim check) and the originals acknowledged: lock contention must never
+/// count towards a dead-letter queue's receive limit.
 pub async fn handle_committer(
     committer: &Mutex<Committer>,
     queue: &SqsQueue,
@@ -275,8 +278,20 @@ pub async fn handle_committer(
         }
     }
     let outcome = committer.lock().await.commit(&msgs).await;
+    let raw =
+        |id: &str| event.records.iter().find(|r| r.message_id.as_deref() == Some(id)).and_then(|r| r.body.clone());
     for (id, r) in outcome.results {
         match r {
+            MessageResult::Contended => {
+                let sent = match raw(&id) {
+                    Some(body) => queue.send(body).await.map_err(|e| e.to_string()),
+                    None => Err("the message vanished from the event".into()),
+                };
+                if let Err(e) = sent {
+                    warn!(message = %id, error = %e, "could not re-enqueue a contended message; left for redelivery");
+                    failed.push(id);
+                }
+            }
             MessageResult::Overlap { requeue: sources } => {
                 let sent = match requeue {
                     Some(q) => q.send(notification_for(&sources)).await.map_err(|e| e.to_string()),
