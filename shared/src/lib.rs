@@ -37,6 +37,7 @@ pub mod adapters;
 pub mod config;
 pub mod convert;
 mod error;
+pub mod fault;
 pub mod message;
 pub mod pipeline;
 pub mod ports;

@@ -4,4 +4,5 @@
 mod aws;
 mod commit;
 mod common;
+mod crash;
 mod ingest;

@@ -19,8 +19,9 @@ use rand::Rng;
 use tracing::{info, instrument, warn};
 
 use crate::config::EngineConfig;
+use crate::fault::FaultPoint;
 use crate::message::{FileManifest, SourceRef};
-use crate::ports::{Lease, Message, Ports, SourceState};
+use crate::ports::{Lease, Message, Pointer, Ports, SourceState};
 use crate::table::{TableState, load_table, plan_append};
 use crate::{Error, PortError, Result, TableIdent};
 
@@ -97,6 +98,11 @@ impl Committer {
         Committer { cfg, ports, owner, cache: HashMap::new(), reads: 0 }
     }
 
+    /// The fault plan (for the handlers' `committer.before_ack` point).
+    pub fn faults(&self) -> &crate::fault::Faults {
+        &self.ports.faults
+    }
+
     /// Metadata objects read so far (metadata.json and manifest lists; 0 per commit when warm).
     pub fn reads(&self) -> u64 {
         self.reads
@@ -110,6 +116,7 @@ impl Committer {
             return Ok(None);
         }
         let outcome = self.commit(&msgs).await;
+        self.ports.faults.hit(FaultPoint::CommitterBeforeAck).await;
         let by_id: HashMap<&str, &Message> = msgs.iter().map(|m| (m.id.as_str(), m)).collect();
         for (id, r) in &outcome.results {
             if let Some(m) = by_id.get(id.as_str()) {
@@ -177,9 +184,24 @@ impl Committer {
         }
     }
 
+    /// The pointer swap. A `Conflict` may hide a swap of ours that landed although its answer
+    /// was lost (and a retry then found the pointer moved): the pointer is read back, and if
+    /// it names our metadata the swap counts as done. Any other failure leaves the outcome
+    /// unknown, for the pending records to settle on redelivery.
+    async fn swap(&self, table: &TableIdent, expected: &Pointer, new_location: &str) -> Result<Pointer, PortError> {
+        match self.ports.pointer.swap(table, expected, new_location).await {
+            Err(PortError::Conflict(why)) => match self.ports.pointer.load(table).await? {
+                Some(p) if p.metadata_location == new_location => Ok(p),
+                _ => Err(PortError::Conflict(why)),
+            },
+            other => other,
+        }
+    }
+
     #[instrument(skip_all, fields(table = %table, messages = group.len()))]
     async fn commit_table(&mut self, table: &TableIdent, group: &[(String, FileManifest)]) -> Result<TableCommit> {
         let lease = self.acquire(table).await?;
+        self.ports.faults.hit(FaultPoint::CommitterAfterLock).await;
         let result = self.commit_locked(table, group).await;
         if let Err(e) = self.ports.lock.release(&lease).await {
             warn!(%table, error = %e, "lock release failed; it will expire");
@@ -286,8 +308,12 @@ impl Committer {
             self.reads += u64::from(cached.is_none() && state.metadata.current_snapshot().is_some());
             let extra = [("floe.source-objects", sources.len().to_string())];
             let plan = plan_append(self.ports.store.as_ref(), &state, cached, data_files, snapshot_id, &extra).await?;
-            match self.ports.pointer.swap(table, &state.pointer, &plan.metadata_location).await {
+            self.ports.faults.hit(FaultPoint::CommitterAfterManifestWrite).await;
+            self.ports.store.put_if_absent(&plan.metadata_location, plan.metadata_json.clone()).await?;
+            self.ports.faults.hit(FaultPoint::CommitterAfterMetadataWrite).await;
+            match self.swap(table, &state.pointer, &plan.metadata_location).await {
                 Ok(pointer) => {
+                    self.ports.faults.hit(FaultPoint::CommitterAfterPointerSwap).await;
                     self.cache.insert(
                         table.clone(),
                         Cached {
@@ -296,6 +322,7 @@ impl Committer {
                         },
                     );
                     self.ports.ledger.record_committed(table, &sources, snapshot_id).await?;
+                    self.ports.faults.hit(FaultPoint::CommitterAfterLedgerUpdate).await;
                     info!(%table, snapshot_id, files = nfiles, rows, attempt, ms = started.elapsed().as_millis() as u64, "committed");
                     self.ports.metrics.count("commits", 1);
                     self.ports.metrics.count("committed_rows", rows);

@@ -16,6 +16,7 @@ use super::commit::{Committer, MessageResult};
 use super::create::ensure_table;
 use super::write::{WriteOutcome, write};
 use crate::config::{EngineConfig, TableConfig};
+use crate::fault::FaultPoint;
 use crate::ports::{ObjectMeta, Ports};
 use crate::table::WriterTable;
 use crate::{Error, Rejection, Result};
@@ -187,6 +188,9 @@ async fn run_writers(
         let (engine, ports, table) = (engine.clone(), ports.clone(), table.clone());
         set.spawn(async move {
             let r = write(&engine, &ports, &table, batch).await;
+            if r.is_ok() {
+                ports.faults.hit(FaultPoint::WriterBeforeAck).await;
+            }
             drop(permit);
             r
         });

@@ -16,6 +16,7 @@ use tracing::{info, instrument, warn};
 use super::cluster::{cluster, dedup, key_batch};
 use crate::config::EngineConfig;
 use crate::convert::{avro, conform, parquet, schema};
+use crate::fault::FaultPoint;
 use crate::message::{DataFileMeta, FileManifest, MESSAGE_VERSION, SourceRef};
 use crate::ports::{ObjectMeta, Ports, QuarantineRecord, SourceState};
 use crate::table::{WriterTable, data_file_uri, partition_path};
@@ -140,6 +141,7 @@ pub async fn write(
             }
         }
     }
+    ports.faults.hit(FaultPoint::WriterAfterRead).await;
     if accepted.is_empty() {
         return Ok(out);
     }
@@ -164,6 +166,7 @@ pub async fn write(
         out.rows_out += meta.record_count;
         files.push(meta);
     }
+    ports.faults.hit(FaultPoint::WriterAfterUpload).await;
     let manifest = FileManifest {
         version: MESSAGE_VERSION,
         table: table.ident.clone(),
@@ -174,6 +177,7 @@ pub async fn write(
         files,
     };
     ports.commit_queue.send(manifest.to_json()?).await?;
+    ports.faults.hit(FaultPoint::WriterAfterManifestSend).await;
     info!(
         rows_in = out.rows_in,
         rows_out = out.rows_out,

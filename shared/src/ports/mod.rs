@@ -38,6 +38,8 @@ pub struct Ports {
     pub lock: Arc<dyn Lock>,
     /// Counters; a no-op by default.
     pub metrics: Arc<dyn Metrics>,
+    /// Fault points; disarmed unless a test (feature `test-util`) arms them.
+    pub faults: crate::fault::Faults,
 }
 
 impl std::fmt::Debug for Ports {
@@ -50,6 +52,12 @@ impl Ports {
     /// Replaces the metrics sink.
     pub fn with_metrics(mut self, metrics: Arc<dyn Metrics>) -> Self {
         self.metrics = metrics;
+        self
+    }
+
+    /// Replaces the fault plan (tests only can build an armed one).
+    pub fn with_faults(mut self, faults: crate::fault::Faults) -> Self {
+        self.faults = faults;
         self
     }
 }

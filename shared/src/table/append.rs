@@ -21,23 +21,26 @@ use super::layout::metadata_file_uri;
 use crate::ports::ObjectStore;
 use crate::{Error, Result};
 
-/// A built, written, but not yet committed snapshot.
+/// A built, partly written (manifests, manifest list), not yet committed snapshot.
 #[derive(Debug, Clone)]
 pub struct AppendPlan {
     /// The new snapshot's id.
     pub snapshot_id: i64,
     /// The metadata that the pointer must be swapped to.
     pub metadata: Arc<TableMetadata>,
-    /// Where that metadata was written.
+    /// Where that metadata is to be written (by the committer, just before the swap).
     pub metadata_location: String,
+    /// The metadata.json document.
+    pub metadata_json: Bytes,
     /// The new snapshot's manifest list entries (to cache for the next commit).
     pub manifests: Vec<ManifestFile>,
     /// Objects read to build the plan (0 in steady state).
     pub reads: u32,
 }
 
-/// Writes the manifest, manifest list and metadata.json of an append of `files` on top of
-/// `state`; each file comes with the id of the partition spec it was written with.
+/// Writes the manifest and manifest list of an append of `files` on top of `state`, and builds
+/// (but does not write) its metadata.json; each file comes with the id of the partition spec it
+/// was written with.
 ///
 /// `parent_manifests` are the current snapshot's manifest list entries if the caller has them.
 pub async fn plan_append(
@@ -137,9 +140,15 @@ pub async fn plan_append(
             .build()?;
     let version = next_metadata_version(&state.pointer.metadata_location);
     let metadata_location = metadata_file_uri(&location, version);
-    let json = serde_json::to_vec(&built.metadata)?;
-    store.put_if_absent(&metadata_location, Bytes::from(json)).await?;
-    Ok(AppendPlan { snapshot_id, metadata: Arc::new(built.metadata), metadata_location, manifests, reads })
+    let metadata_json = Bytes::from(serde_json::to_vec(&built.metadata)?);
+    Ok(AppendPlan {
+        snapshot_id,
+        metadata: Arc::new(built.metadata),
+        metadata_location,
+        metadata_json,
+        manifests,
+        reads,
+    })
 }
 
 /// Moves a file the iceberg writers produced in memory to the object store; returns its bytes.

@@ -11,6 +11,7 @@ use tracing::{error, info, warn};
 
 use super::SqsQueue;
 use crate::config::{EngineConfig, FloeToml, TableConfig};
+use crate::fault::FaultPoint;
 use crate::pipeline::commit::{Committer, MessageResult};
 use crate::pipeline::create::ensure_table;
 use crate::pipeline::write::write;
@@ -216,6 +217,7 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
             }
         }
     }
+    ports.faults.hit(FaultPoint::WriterBeforeAck).await;
     failed.sort();
     failed.dedup();
     Ok(failures(failed))
@@ -278,6 +280,7 @@ pub async fn handle_committer(
         }
     }
     let outcome = committer.lock().await.commit(&msgs).await;
+    committer.lock().await.faults().hit(FaultPoint::CommitterBeforeAck).await;
     let raw =
         |id: &str| event.records.iter().find(|r| r.message_id.as_deref() == Some(id)).and_then(|r| r.body.clone());
     for (id, r) in outcome.results {

@@ -159,6 +159,7 @@ pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<P
         ledger: Arc::new(ledger),
         lock: Arc::new(lock),
         metrics: Arc::new(NoopMetrics),
+        faults: crate::fault::Faults::default(),
     })
 }
 

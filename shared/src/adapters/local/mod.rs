@@ -38,6 +38,7 @@ pub fn ports(dir: &Path) -> Result<Ports> {
         ledger: Arc::new(SqliteLedger::open(&state)?),
         lock: Arc::new(SqliteLock::open(&state)?),
         metrics: Arc::new(NoopMetrics),
+        faults: crate::fault::Faults::default(),
     })
 }
 

@@ -1,0 +1,177 @@
+//! The crash-point suite, embedded: for every named fault point (and its first and second
+//! hit), kill the role there, restart, let the commit queue redeliver, run to quiescence, and
+//! check that the table holds every good row exactly once, no data file twice, and that the
+//! quarantine holds exactly the bad objects. Prints a table of points × results.
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Once;
+use std::time::Duration;
+
+use floe::TableIdent;
+use floe::adapters::local;
+use floe::config::EngineConfig;
+use floe::fault::{FaultPoint, Faults, crash_point};
+use floe::pipeline::ingest::{IngestOptions, ingest};
+use floe::ports::{ObjectMeta, Ports};
+use floe::sample::{self, Corruption};
+
+use crate::common::{Harness, contents, events_table, source_event_ids};
+
+/// Crash panics are the expected outcome here: keep them out of the test output.
+pub fn quiet_crashes() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if crash_point(info.payload()).is_none() {
+                default(info);
+            }
+        }));
+    });
+}
+
+/// What a table must hold after any run of failures, and what it does hold.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    pub rows_ok: bool,
+    pub files_ok: bool,
+    pub quarantine_ok: bool,
+    pub detail: String,
+}
+
+impl Verdict {
+    pub fn ok(&self) -> bool {
+        self.rows_ok && self.files_ok && self.quarantine_ok
+    }
+}
+
+/// Checks a table against the source: the event ids equal `expected` (each exactly once), no
+/// data file is registered twice, and the quarantined URIs are exactly `bad`.
+pub async fn verify(ports: &Ports, table: &TableIdent, expected: &[String], bad: &BTreeSet<String>) -> Verdict {
+    let c = contents(ports, table).await;
+    let got = c.event_ids();
+    let distinct: HashSet<&String> = got.iter().collect();
+    let want: HashSet<&String> = expected.iter().collect();
+    let paths: Vec<&String> = c.files.iter().map(|(p, _, _)| p).collect();
+    let unique_paths: HashSet<&&String> = paths.iter().collect();
+    let quarantined: BTreeSet<String> =
+        ports.ledger.quarantined().await.expect("quarantined").into_iter().map(|q| q.uri).collect();
+    let v = Verdict {
+        rows_ok: got.len() == expected.len() && distinct == want,
+        files_ok: unique_paths.len() == paths.len(),
+        quarantine_ok: &quarantined == bad,
+        detail: format!(
+            "rows {} (distinct {}, want {}), files {} (distinct {}), quarantined {:?}",
+            got.len(),
+            distinct.len(),
+            expected.len(),
+            paths.len(),
+            unique_paths.len(),
+            quarantined
+        ),
+    };
+    if !v.ok() {
+        eprintln!("{table}: {}", v.detail);
+    }
+    v
+}
+
+/// One row of the printed table.
+pub struct Row {
+    pub point: FaultPoint,
+    pub nth: u32,
+    pub fired: bool,
+    pub verdict: Verdict,
+}
+
+pub fn print_table(title: &str, rows: &[Row]) {
+    eprintln!("\n{title}");
+    eprintln!("{:<34} {:>3} {:<6} {:<5} {:<5} {:<10}", "fault point", "hit", "fired", "rows", "files", "quarantine");
+    let mark = |b: bool| if b { "ok" } else { "FAIL" };
+    for r in rows {
+        eprintln!(
+            "{:<34} {:>3} {:<6} {:<5} {:<5} {:<10}",
+            r.point.name(),
+            r.nth,
+            if r.fired { "yes" } else { "no" },
+            mark(r.verdict.rows_ok),
+            mark(r.verdict.files_ok),
+            mark(r.verdict.quarantine_ok)
+        );
+    }
+}
+
+/// Short leases and visibility timeouts, so a restart after a crash can go on at once.
+fn engine() -> EngineConfig {
+    EngineConfig { lock_lease: Duration::from_millis(700), ..EngineConfig::default() }
+}
+
+fn options() -> IngestOptions {
+    IngestOptions { writers: 2, batch_objects: 3, visibility: Duration::from_millis(700), ..IngestOptions::default() }
+}
+
+/// Nine good files and three bad ones, in one folder.
+async fn inputs(h: &Harness) -> (Vec<ObjectMeta>, Vec<String>, BTreeSet<String>) {
+    let good = h.events("in", 9, 150, 4242, 0.0).await;
+    let expected = source_event_ids(&good);
+    let first = std::fs::read(local::uri_to_path(&good[0].uri).expect("path")).expect("read");
+    let mut all = good;
+    let mut bad = BTreeSet::new();
+    for (name, c) in [("z-trunc.avro", Corruption::Truncated), ("z-magic.avro", Corruption::BadMagic)] {
+        let m = h.put_file("in", name, &sample::corrupt(&first, c)).await;
+        bad.insert(m.uri.clone());
+        all.insert(3, m);
+    }
+    let empty = h.put_file("in", "z-empty.avro", b"").await;
+    bad.insert(empty.uri.clone());
+    all.push(empty);
+    (all, expected, bad)
+}
+
+/// Runs ingest with `faults` armed, then "restarts" (fresh ports on the same warehouse, no
+/// faults) until a run completes.
+async fn crash_and_recover(point: FaultPoint, nth: u32) -> Row {
+    let h = Harness::new();
+    let (objects, expected, bad) = inputs(&h).await;
+    let table_cfg = events_table("crash.events");
+    let faults = Faults::crash_at(point, nth);
+    let ports = h.ports.clone().with_faults(faults.clone());
+    let first = {
+        let (engine, ports, cfg, wh, objs) = (engine(), ports, table_cfg.clone(), h.warehouse.clone(), objects.clone());
+        tokio::spawn(async move { ingest(&engine, &ports, &cfg, &wh, objs, &options()).await }).await
+    };
+    let fired = faults.hits(point) >= nth;
+    match (&first, fired) {
+        (Ok(Ok(_)), true) => panic!("{point} #{nth} fired but the run reported success"),
+        (Ok(Ok(_)), false) | (Ok(Err(_)), true) | (Err(_), true) => {}
+        (Ok(Err(e)), false) => panic!("{point} #{nth}: the run failed without a crash: {e}"),
+        (Err(e), false) => panic!("{point} #{nth}: the run died without a crash: {e}"),
+    }
+    // The restart: leases and visibility timeouts of the dead run expire first.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let restarted = local::ports(&h.dir.path().join("wh")).expect("ports");
+    ingest(&engine(), &restarted, &table_cfg, &h.warehouse, objects, &options()).await.expect("recovery run");
+    let verdict = verify(&restarted, &table_cfg.table, &expected, &bad).await;
+    Row { point, nth, fired, verdict }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fault_point_embedded_loses_and_doubles_nothing() {
+    quiet_crashes();
+    let mut rows = vec![];
+    for point in FaultPoint::ALL {
+        for nth in [1, 2] {
+            rows.push(crash_and_recover(point, nth).await);
+        }
+    }
+    print_table("crash-point suite (embedded): kill at the point, restart, check", &rows);
+    for point in FaultPoint::ALL {
+        assert!(rows.iter().any(|r| r.point == point && r.fired), "{point} was never reached");
+    }
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.verdict.ok())
+        .map(|r| format!("{} #{}: {}", r.point, r.nth, r.verdict.detail))
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
