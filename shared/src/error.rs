@@ -117,6 +117,12 @@ pub enum Error {
         /// The lock entity.
         entity: String,
     },
+    /// The committer's lease expired and another committer took the lock mid-commit.
+    #[error("lock {entity} was lost (lease expired and taken over)")]
+    LockLost {
+        /// The lock entity.
+        entity: String,
+    },
     /// A commit could not be completed after retrying lost compare-and-swaps.
     #[error("commit to {table} failed after {attempts} attempt(s): {reason}")]
     CommitFailed {
@@ -135,7 +141,7 @@ impl Error {
         match self {
             Error::Port(p) => p.is_retryable() || matches!(p, PortError::Conflict(_)),
             Error::WriteFailed { source, .. } => source.is_retryable(),
-            Error::CommitFailed { .. } | Error::LockHeld { .. } => true,
+            Error::CommitFailed { .. } | Error::LockHeld { .. } | Error::LockLost { .. } => true,
             _ => false,
         }
     }

@@ -175,3 +175,73 @@ async fn every_fault_point_embedded_loses_and_doubles_nothing() {
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+/// Two committers: the first pauses mid-commit past its lease, the second takes the lock and
+/// commits the same messages, then the first wakes. Paused before its lease check, it stops
+/// there; paused after it (just before the swap), the swap is the fence. Either way the table
+/// holds every row once and nothing of the zombie's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zombie_committer_past_its_lease_is_fenced() {
+    use std::sync::Arc;
+
+    use floe::pipeline::commit::{Committer, MessageResult};
+    use floe::pipeline::create::ensure_table;
+    use floe::pipeline::write::write;
+    use floe::table::{WriterTable, load_table};
+    use tokio::sync::Notify;
+
+    for point in [FaultPoint::CommitterAfterManifestWrite, FaultPoint::CommitterAfterMetadataWrite] {
+        let h = Harness::new();
+        let objects = h.events("in", 4, 120, 99, 0.0).await;
+        let expected = source_event_ids(&objects);
+        let cfg = events_table("zombie.events");
+        let (state, _) = ensure_table(&h.ports, &h.engine, &cfg, &h.warehouse, &objects).await.expect("table");
+        let wt = WriterTable::from_metadata(&cfg.table, &state.metadata).expect("writer table");
+        for pair in objects.chunks(2) {
+            write(&h.engine, &h.ports, &wt, pair.to_vec()).await.expect("write");
+        }
+        let lease = Duration::from_millis(400);
+        let engine = EngineConfig { lock_lease: lease, ..EngineConfig::default() };
+        let (reached, resume) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let zombie_ports = h.ports.clone().with_faults(Faults::pause_at(point, 1, reached.clone(), resume.clone()));
+        let mut zombie = Committer::new(engine.clone(), zombie_ports);
+        let zombie = tokio::spawn(async move { zombie.run_once(10, lease).await });
+        reached.notified().await;
+        tokio::time::sleep(lease + Duration::from_millis(200)).await; // lease and visibility expire
+
+        let mut second = Committer::new(engine.clone(), h.ports.clone());
+        let out = second.run_once(10, Duration::from_secs(30)).await.expect("second").expect("messages");
+        assert_eq!(out.snapshots.len(), 1, "{point}: the second committer commits");
+        let before = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+
+        resume.notify_one();
+        let z = zombie.await.expect("zombie task").expect("zombie run").expect("it had messages");
+        assert!(z.snapshots.is_empty(), "{point}: the zombie committed nothing: {:?}", z.results);
+        assert!(
+            z.results.iter().all(|(_, r)| matches!(r, MessageResult::Retry { .. } | MessageResult::Duplicate)),
+            "{point}: {:?}",
+            z.results
+        );
+        let after = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+        assert_eq!(before.pointer, after.pointer, "{point}: the zombie left the pointer alone");
+        // No metadata.json of the zombie's lingers next to the table's own.
+        let meta_dir = format!("{}/metadata", after.metadata.location().trim_end_matches('/'));
+        let known: HashSet<String> = after
+            .metadata
+            .metadata_log()
+            .iter()
+            .map(|l| l.metadata_file.clone())
+            .chain([after.pointer.metadata_location.clone()])
+            .collect();
+        for m in h.ports.store.list(&meta_dir).await.expect("list") {
+            if m.uri.ends_with(".metadata.json") {
+                assert!(known.contains(&m.uri), "{point}: stray metadata {}", m.uri);
+            }
+        }
+        // Whatever the zombie handed back is a duplicate now.
+        tokio::time::sleep(lease + Duration::from_millis(100)).await;
+        while second.run_once(10, Duration::from_secs(30)).await.expect("drain").is_some() {}
+        let v = verify(&h.ports, &cfg.table, &expected, &BTreeSet::new()).await;
+        assert!(v.ok(), "{point}: {}", v.detail);
+    }
+}

@@ -200,9 +200,9 @@ impl Committer {
 
     #[instrument(skip_all, fields(table = %table, messages = group.len()))]
     async fn commit_table(&mut self, table: &TableIdent, group: &[(String, FileManifest)]) -> Result<TableCommit> {
-        let lease = self.acquire(table).await?;
+        let mut lease = self.acquire(table).await?;
         self.ports.faults.hit(FaultPoint::CommitterAfterLock).await;
-        let result = self.commit_locked(table, group).await;
+        let result = self.commit_locked(table, group, &mut lease).await;
         if let Err(e) = self.ports.lock.release(&lease).await {
             warn!(%table, error = %e, "lock release failed; it will expire");
         }
@@ -225,7 +225,12 @@ impl Committer {
         Ok(self.cache.get_mut(table).expect("inserted above"))
     }
 
-    async fn commit_locked(&mut self, table: &TableIdent, group: &[(String, FileManifest)]) -> Result<TableCommit> {
+    async fn commit_locked(
+        &mut self,
+        table: &TableIdent,
+        group: &[(String, FileManifest)],
+        lease: &mut Lease,
+    ) -> Result<TableCommit> {
         let started = Instant::now();
         for attempt in 1..=self.cfg.commit_attempts {
             let state = self.state(table).await?.state.clone();
@@ -309,6 +314,17 @@ impl Committer {
             let extra = [("floe.source-objects", sources.len().to_string())];
             let plan = plan_append(self.ports.store.as_ref(), &state, cached, data_files, snapshot_id, &extra).await?;
             self.ports.faults.hit(FaultPoint::CommitterAfterManifestWrite).await;
+            // Still ours? A committer paused past its lease stops here; the swap below is
+            // still the fence for one that pauses between this check and the swap.
+            *lease = match self.ports.lock.heartbeat(lease).await {
+                Ok(renewed) => renewed,
+                Err(PortError::Conflict(_)) => {
+                    warn!(%table, "lease lost mid-commit; stopping");
+                    self.cache.remove(table);
+                    return Err(Error::LockLost { entity: lease.entity.clone() });
+                }
+                Err(e) => return Err(e.into()),
+            };
             self.ports.store.put_if_absent(&plan.metadata_location, plan.metadata_json.clone()).await?;
             self.ports.faults.hit(FaultPoint::CommitterAfterMetadataWrite).await;
             match self.swap(table, &state.pointer, &plan.metadata_location).await {
