@@ -245,3 +245,46 @@ async fn a_zombie_committer_past_its_lease_is_fenced() {
         assert!(v.ok(), "{point}: {}", v.detail);
     }
 }
+
+/// A seed from `FLOE_TEST_SEED`, or a fresh one; printed so a failure can be replayed.
+pub fn seed(test: &str) -> u64 {
+    let s = std::env::var("FLOE_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
+    eprintln!("{test}: seed {s} (rerun with FLOE_TEST_SEED={s})");
+    s
+}
+
+/// Every port fails 20% of its calls, half before reaching the backend and half after it took
+/// effect (the answer lost). Retries with backoff carry the run through; nothing is lost or
+/// doubled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transient_faults_in_every_port_lose_and_double_nothing() {
+    use floe::ports::RetryPolicy;
+    use floe::testing::flaky::{Dice, flaky};
+
+    let seed = seed("transient faults");
+    let h = Harness::new();
+    let (objects, expected, bad) = inputs(&h).await;
+    let table_cfg = events_table("flaky.events");
+    let dice = Dice::new(0.20, seed);
+    let policy =
+        RetryPolicy { attempts: 12, base_backoff: Duration::from_millis(2), max_backoff: Duration::from_millis(50) };
+    let ports = flaky(local::raw_ports(&h.dir.path().join("wh")).expect("ports"), &dice).retrying(policy);
+    let first = ingest(&engine(), &ports, &table_cfg, &h.warehouse, objects.clone(), &options()).await;
+    assert!(first.is_ok(), "seed {seed}: the run finishes despite the faults: {first:?}");
+    // A receive whose answer was lost hides its messages for a visibility timeout: later runs
+    // (with the same faults) pick them up, until one finds nothing left to do.
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let r = ingest(&engine(), &ports, &table_cfg, &h.warehouse, objects.clone(), &options())
+            .await
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        if r.snapshots == 0 && r.rows_committed == 0 {
+            break;
+        }
+    }
+    let (before, after) = dice.injected();
+    eprintln!("transient faults: {before} before the call, {after} after it took effect");
+    assert!(before + after > 10, "seed {seed}: the dice actually bit ({before}+{after})");
+    let v = verify(&h.ports, &table_cfg.table, &expected, &bad).await;
+    assert!(v.ok(), "seed {seed}: {}", v.detail);
+}

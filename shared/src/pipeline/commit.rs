@@ -48,8 +48,8 @@ pub enum MessageResult {
         reason: String,
     },
     /// The lock stayed held by another committer for the whole wait. Not a failure of the
-    /// message: re-enqueue it as a fresh message (so contention never walks it towards a
-    /// dead-letter queue), or release it for redelivery where there is no such queue.
+    /// message: re-enqueue it as a fresh message and acknowledge the original, so contention
+    /// never walks it towards a dead-letter queue.
     Contended,
     /// Unreadable message: it can never succeed. Leave it to the dead-letter queue.
     Poison {
@@ -122,7 +122,11 @@ impl Committer {
             if let Some(m) = by_id.get(id.as_str()) {
                 if r.ack() {
                     self.ports.commit_queue.ack(&m.receipt).await?;
-                } else if matches!(r, MessageResult::Retry { .. } | MessageResult::Contended) {
+                } else if matches!(r, MessageResult::Contended) {
+                    // A fresh copy, so waiting for the lock never counts towards dead-lettering.
+                    self.ports.commit_queue.send(m.body.clone()).await?;
+                    self.ports.commit_queue.ack(&m.receipt).await?;
+                } else if matches!(r, MessageResult::Retry { .. }) {
                     self.ports.commit_queue.release(&m.receipt).await?;
                 }
             }

@@ -12,6 +12,7 @@ mod lock;
 mod metrics;
 mod object_store;
 mod queue;
+mod retry;
 mod table_pointer;
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ pub use lock::{Lease, Lock};
 pub use metrics::{Metrics, NoopMetrics};
 pub use object_store::{ObjectMeta, ObjectStore};
 pub use queue::{Message, Queue};
+pub use retry::RetryPolicy;
 pub use table_pointer::{Pointer, TableIdent, TablePointer};
 
 /// Everything a pipeline function may touch, as trait objects.

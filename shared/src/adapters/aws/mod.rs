@@ -22,7 +22,7 @@ pub use glue_table_pointer::GlueTablePointer;
 pub use s3_object_store::{S3ObjectStore, split_s3_uri};
 pub use sqs_queue::{CLAIM_CHECK_THRESHOLD, SqsQueue};
 
-use crate::ports::{NoopMetrics, ObjectStore, Ports, TablePointer};
+use crate::ports::{NoopMetrics, ObjectStore, Ports, RetryPolicy, TablePointer};
 use crate::{Error, PortError, Result};
 
 /// Which catalog holds the table pointers (`FLOE_CATALOG`).
@@ -152,7 +152,7 @@ pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<P
     ledger.ensure_table().await?;
     let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
         .with_claim_check(store.clone(), &settings.claim_check_prefix);
-    Ok(Ports {
+    let ports = Ports {
         store,
         commit_queue: Arc::new(queue),
         pointer,
@@ -160,7 +160,10 @@ pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<P
         lock: Arc::new(lock),
         metrics: Arc::new(NoopMetrics),
         faults: crate::fault::Faults::default(),
-    })
+    };
+    // The SDK retries throttling a few times itself; this covers longer bursts and the
+    // errors it does not retry (timeouts after a request was sent, dropped connections).
+    Ok(ports.retrying(RetryPolicy::default()))
 }
 
 /// Creates a DynamoDB table with a string hash key (and optional string range key) if missing,

@@ -20,14 +20,19 @@ pub use sqlite_lock::SqliteLock;
 pub use sqlite_queue::{DEFAULT_MAX_RECEIVES, SqliteQueue};
 pub use sqlite_table_pointer::SqliteTablePointer;
 
-use crate::ports::{NoopMetrics, Ports};
+use crate::ports::{NoopMetrics, Ports, RetryPolicy};
 use crate::{PortError, Result};
 
 /// The catalog name embedded mode registers tables under.
 pub const CATALOG_NAME: &str = "floe";
 
-/// Builds the ports of a local warehouse at `dir` (created if missing).
+/// Builds the ports of a local warehouse at `dir` (created if missing), behind retries.
 pub fn ports(dir: &Path) -> Result<Ports> {
+    Ok(raw_ports(dir)?.retrying(RetryPolicy::default()))
+}
+
+/// The ports of a local warehouse without retries (for tests that put faults underneath).
+pub fn raw_ports(dir: &Path) -> Result<Ports> {
     std::fs::create_dir_all(dir.join(".floe"))
         .map_err(|e| PortError::io(format!("cannot create warehouse {}", dir.display()), e))?;
     let state = state_db(dir);
