@@ -17,19 +17,19 @@ use tokio::sync::Mutex;
 
 use crate::common::{contents, counts};
 
-fn endpoint() -> String {
+pub(crate) fn endpoint() -> String {
     std::env::var("AWS_ENDPOINT_URL")
         .expect("the AWS tests need moto: run them through tests/with-moto.sh (`make test` does)")
 }
 
-struct Env {
-    settings: AwsSettings,
-    clients: Clients,
-    suffix: String,
+pub(crate) struct Env {
+    pub(crate) settings: AwsSettings,
+    pub(crate) clients: Clients,
+    pub(crate) suffix: String,
 }
 
 impl Env {
-    async fn new(catalog: Catalog) -> Self {
+    pub(crate) async fn new(catalog: Catalog) -> Self {
         let ep = endpoint();
         let suffix = uuid::Uuid::new_v4().simple().to_string()[..10].to_string();
         let mut settings = AwsSettings {
@@ -50,7 +50,7 @@ impl Env {
         Env { settings, ..env }
     }
 
-    async fn queue(&self, name: &str) -> (String, String) {
+    pub(crate) async fn queue(&self, name: &str) -> (String, String) {
         let url = self
             .clients
             .sqs
@@ -75,12 +75,12 @@ impl Env {
         (url, arn)
     }
 
-    fn bucket(&self, b: &str) -> String {
+    pub(crate) fn bucket(&self, b: &str) -> String {
         format!("{b}-{}", self.suffix)
     }
 
     /// Receives raw messages and shapes them as the Lambda SQS event source would.
-    async fn sqs_event(&self, url: &str, want: usize, wait: Duration) -> (serde_json::Value, Vec<String>) {
+    pub(crate) async fn sqs_event(&self, url: &str, want: usize, wait: Duration) -> (serde_json::Value, Vec<String>) {
         let deadline = Instant::now() + wait;
         let mut records = vec![];
         let mut receipts = vec![];
@@ -107,7 +107,7 @@ impl Env {
         (serde_json::json!({ "Records": records }), receipts)
     }
 
-    async fn delete_all(&self, url: &str, receipts: &[String]) {
+    pub(crate) async fn delete_all(&self, url: &str, receipts: &[String]) {
         for r in receipts {
             self.clients.sqs.delete_message().queue_url(url).receipt_handle(r).send().await.expect("delete");
         }

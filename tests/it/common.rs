@@ -70,18 +70,23 @@ pub fn events_table(name: &str) -> TableConfig {
 
 /// Event ids of the given Avro files as apache-avro reads them (all occurrences).
 pub fn source_event_ids(files: &[ObjectMeta]) -> Vec<String> {
+    files
+        .iter()
+        .flat_map(|f| event_ids_of(&std::fs::read(local::uri_to_path(&f.uri).expect("path")).expect("read")))
+        .collect()
+}
+
+/// Event ids of one Avro file as apache-avro reads it (all occurrences).
+pub fn event_ids_of(bytes: &[u8]) -> Vec<String> {
     let mut out = vec![];
-    for f in files {
-        let bytes = std::fs::read(local::uri_to_path(&f.uri).expect("path")).expect("read");
-        for v in apache_avro::Reader::new(&bytes[..]).expect("reader") {
-            if let apache_avro::types::Value::Record(fields) = v.expect("record") {
-                for (k, v) in fields {
-                    if k == "event_id" {
-                        match v {
-                            apache_avro::types::Value::Uuid(u) => out.push(u.to_string()),
-                            apache_avro::types::Value::String(s) => out.push(s),
-                            other => panic!("event_id is {other:?}"),
-                        }
+    for v in apache_avro::Reader::new(bytes).expect("reader") {
+        if let apache_avro::types::Value::Record(fields) = v.expect("record") {
+            for (k, v) in fields {
+                if k == "event_id" {
+                    match v {
+                        apache_avro::types::Value::Uuid(u) => out.push(u.to_string()),
+                        apache_avro::types::Value::String(s) => out.push(s),
+                        other => panic!("event_id is {other:?}"),
                     }
                 }
             }

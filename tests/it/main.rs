@@ -2,6 +2,7 @@
 //! (embedded mode is the harness). One test binary, as delta-kernel-rs does, to cut link time.
 
 mod aws;
+mod aws_crash;
 mod commit;
 mod common;
 mod crash;
