@@ -20,6 +20,8 @@ pub const DEFAULT_TARGET_FILE_SIZE: u64 = 256 * 1024 * 1024;
 pub const DEFAULT_MAX_OBJECT_BYTES: u64 = 1024 * 1024 * 1024;
 /// Default limit on the decoded (in-memory Arrow) size of one source object.
 pub const DEFAULT_MAX_DECODED_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+/// Default largest single string or bytes value (16 MiB, as Snowflake's classic VARCHAR).
+pub const DEFAULT_MAX_VALUE_BYTES: u64 = 16 * 1024 * 1024;
 /// Default Parquet row group size, in rows.
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 1024 * 1024;
 
@@ -267,6 +269,8 @@ pub struct EngineConfig {
     pub max_object_bytes: u64,
     /// Objects whose decoded Arrow data passes this are quarantined (decompression bombs).
     pub max_decoded_bytes: u64,
+    /// A single string or bytes value larger than this refuses its object.
+    pub max_value_bytes: u64,
     /// Parquet row group size, in rows.
     pub row_group_rows: usize,
     /// Lease of the committer lock.
@@ -282,6 +286,7 @@ impl Default for EngineConfig {
         EngineConfig {
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             max_decoded_bytes: DEFAULT_MAX_DECODED_BYTES,
+            max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
             row_group_rows: DEFAULT_ROW_GROUP_ROWS,
             lock_lease: std::time::Duration::from_secs(60),
             lock_wait: std::time::Duration::from_secs(120),

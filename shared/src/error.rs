@@ -117,6 +117,15 @@ pub enum Error {
         /// The lock entity.
         entity: String,
     },
+    /// The table does not exist and none of the objects that would define it can: each is
+    /// refused with its reason (the caller quarantines them).
+    #[error("table {table} does not exist and none of {} object(s) can define it", refused.len())]
+    NoTableDefinition {
+        /// The table.
+        table: String,
+        /// Every object and why it cannot define (or land in) the table.
+        refused: Vec<(crate::ports::ObjectMeta, Rejection)>,
+    },
     /// The committer's lease expired and another committer took the lock mid-commit.
     #[error("lock {entity} was lost (lease expired and taken over)")]
     LockLost {

@@ -156,3 +156,69 @@ async fn a_decompression_bomb_is_refused_by_the_size_limit() {
     assert_eq!(r.kind, "too-large", "{r}");
     assert_eq!(contents(&h.ports, &cfg.table).await.rows(), 100);
 }
+
+fn simple_file(schema: &str, rows: Vec<Vec<(&str, apache_avro::types::Value)>>) -> Vec<u8> {
+    let schema = apache_avro::Schema::parse_str(schema).unwrap();
+    let mut w = apache_avro::Writer::with_codec(&schema, Vec::new(), apache_avro::Codec::Deflate(Default::default()));
+    for r in rows {
+        w.append(apache_avro::types::Value::Record(r.into_iter().map(|(k, v)| (k.to_string(), v)).collect())).unwrap();
+    }
+    w.into_inner().unwrap()
+}
+
+#[tokio::test]
+async fn a_100_mb_string_and_an_unmappable_schema_are_quarantined_with_reasons() {
+    use apache_avro::types::Value;
+    let h = Harness::new();
+    let schema = r#"{"type":"record","name":"Doc","fields":[{"name":"id","type":"long"},{"name":"payload","type":"string"}]}"#;
+    let row = |id: i64, payload: String| vec![("id", Value::Long(id)), ("payload", Value::String(payload))];
+    let good: Vec<_> = (0..3)
+        .map(|f| simple_file(schema, (0..50).map(|i| row(f * 100 + i, format!("p{i}"))).collect()))
+        .collect();
+    let huge = simple_file(schema, vec![row(999, "x".repeat(100 << 20)), row(1000, "small".into())]);
+    assert!(huge.len() < 1 << 20, "the 100 MB string compresses to {} bytes", huge.len());
+    let unmappable = simple_file(
+        r#"{"type":"record","name":"Doc","fields":[{"name":"id","type":"long"},{"name":"either","type":["int","string"]}]}"#,
+        vec![vec![("id", Value::Long(1)), ("either", Value::Union(0, Box::new(Value::Int(1))))]],
+    );
+    let mut all = vec![];
+    for (i, g) in good.iter().enumerate() {
+        all.push(h.put_file("in", &format!("a-good-{i}.avro"), g).await);
+    }
+    all.push(h.put_file("in", "huge-string.avro", &huge).await);
+    all.push(h.put_file("in", "unmappable.avro", &unmappable).await);
+    let cfg = floe::config::TableConfig::new("docs.raw".parse().unwrap());
+    let report = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, all, &IngestOptions::default()).await.unwrap();
+    let reasons: std::collections::HashMap<String, floe::Rejection> = report
+        .quarantined
+        .iter()
+        .map(|(u, r)| (u.rsplit('/').next().unwrap().to_string(), r.clone()))
+        .collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    let r = &reasons["huge-string.avro"];
+    assert_eq!(r.kind, "too-large", "{r}");
+    assert!(r.reason.contains("`payload`") && r.reason.contains("104857600"), "{r}");
+    let r = &reasons["unmappable.avro"];
+    assert_eq!(r.kind, "schema", "{r}");
+    assert!(r.reason.contains("`either`"), "names the field: {r}");
+    assert_eq!(contents(&h.ports, &cfg.table).await.rows(), 150, "every good row landed, none of the bad files'");
+}
+
+#[tokio::test]
+async fn when_no_input_can_define_a_new_table_every_input_is_quarantined() {
+    let h = Harness::new();
+    let good = h.events("tmp", 1, 10, 3, 0.0).await;
+    let template = std::fs::read(floe::adapters::local::uri_to_path(&good[0].uri).unwrap()).unwrap();
+    let mut all = vec![];
+    for how in [Corruption::Empty, Corruption::BadMagic, Corruption::Truncated] {
+        all.push(h.put_file("in", &format!("bad-{}.avro", how.name()), &sample::corrupt(&template, how)).await);
+    }
+    let cfg = events_table("web.events");
+    let report = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, all.clone(), &IngestOptions::default()).await.unwrap();
+    assert!(!report.created);
+    let q: HashSet<String> = report.quarantined.iter().map(|(u, _)| u.clone()).collect();
+    assert_eq!(q, all.iter().map(|m| m.uri.clone()).collect::<HashSet<_>>(), "each with its own reason");
+    assert!(report.quarantined.iter().any(|(_, r)| r.kind == "empty"));
+    assert_eq!(h.ports.ledger.quarantined().await.unwrap().len(), 3, "recorded for `floe quarantine list`");
+    assert!(h.ports.pointer.load(&cfg.table).await.unwrap().is_none(), "no table was created");
+}

@@ -31,16 +31,22 @@ pub async fn ensure_table(
         check_settings(&state, cfg)?;
         return Ok((state, false));
     }
-    let mut last: Option<(String, Rejection)> = None;
+    let mut refused: Vec<(ObjectMeta, Rejection)> = vec![];
     for obj in objects {
-        if obj.size == 0 || obj.size > engine.max_object_bytes {
+        if obj.size == 0 {
+            refused.push((obj.clone(), Rejection::new("empty", "zero-byte object")));
+            continue;
+        }
+        if obj.size > engine.max_object_bytes {
+            let why = format!("{} bytes is over the limit of {}", obj.size, engine.max_object_bytes);
+            refused.push((obj.clone(), Rejection::new("too-large", why)));
             continue;
         }
         let bytes = ports.store.get(&obj.uri).await?;
         let info = match avro::inspect(&bytes) {
             Ok(i) => i,
             Err(r) => {
-                last = Some((obj.uri.clone(), r));
+                refused.push((obj.clone(), r));
                 continue;
             }
         };
@@ -48,7 +54,7 @@ pub async fn ensure_table(
             match schema::parse_avro_schema(&info.schema_json).and_then(|s| schema::avro_to_iceberg(&s)) {
                 Ok(s) => s,
                 Err(e) => {
-                    last = Some((obj.uri.clone(), Rejection::new("schema", e.to_string())));
+                    refused.push((obj.clone(), Rejection::new("schema", e.to_string())));
                     continue;
                 }
             };
@@ -63,20 +69,23 @@ pub async fn ensure_table(
                 Ok((state.ok_or_else(|| Error::NoSuchTable(cfg.table.to_string()))?, true))
             }
             Err(PortError::Conflict(_)) => {
-                let _ = ports.store.delete(&meta_uri).await;
-                let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &cfg.table).await?;
-                Ok((state.ok_or_else(|| Error::NoSuchTable(cfg.table.to_string()))?, false))
+                // Created concurrently, or by our own earlier attempt whose answer was lost.
+                let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &cfg.table)
+                    .await?
+                    .ok_or_else(|| Error::NoSuchTable(cfg.table.to_string()))?;
+                let ours = state.pointer.metadata_location == meta_uri;
+                if !ours {
+                    let _ = ports.store.delete(&meta_uri).await;
+                }
+                Ok((state, ours))
             }
             Err(e) => Err(e.into()),
         };
     }
-    Err(match last {
-        Some((uri, r)) => Error::Config(format!(
-            "table {} does not exist and no input could define it; last refusal: {uri}: {r}",
-            cfg.table
-        )),
-        None => Error::Config(format!("table {} does not exist and there is no input to define it", cfg.table)),
-    })
+    if refused.is_empty() {
+        return Err(Error::Config(format!("table {} does not exist and there is no input to define it", cfg.table)));
+    }
+    Err(Error::NoTableDefinition { table: cfg.table.to_string(), refused })
 }
 
 /// Refuses settings that contradict an existing table (changing a table's partitioning, sort

@@ -14,7 +14,7 @@ use tracing::info;
 
 use super::commit::{Committer, MessageResult};
 use super::create::ensure_table;
-use super::write::{WriteOutcome, write};
+use super::write::{WriteOutcome, quarantine, write};
 use crate::config::{EngineConfig, TableConfig};
 use crate::fault::FaultPoint;
 use crate::ports::{ObjectMeta, Ports};
@@ -111,7 +111,19 @@ pub async fn ingest(
 ) -> Result<IngestReport> {
     let started = Instant::now();
     let mut report = IngestReport { objects: objects.len(), ..Default::default() };
-    let (state, created) = ensure_table(ports, engine, table_cfg, warehouse, &objects).await?;
+    let (state, created) = match ensure_table(ports, engine, table_cfg, warehouse, &objects).await {
+        Ok(found) => found,
+        Err(Error::NoTableDefinition { refused, .. }) => {
+            // No input can define the table: each is refused with its own reason.
+            for (o, r) in refused {
+                quarantine(ports, Some(&table_cfg.table), &o, &r).await?;
+                report.quarantined.push((o.uri, r));
+            }
+            report.elapsed = started.elapsed();
+            return Ok(report);
+        }
+        Err(e) => return Err(e),
+    };
     report.created = created;
     let table = Arc::new(WriterTable::from_metadata(&table_cfg.table, &state.metadata)?);
 

@@ -70,7 +70,39 @@ fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> R
     let avro_schema = schema::parse_avro_schema(&info.schema_json).map_err(schema_rejection)?;
     schema::avro_to_iceberg(&avro_schema).map_err(schema_rejection)?;
     let batches = avro::decode(bytes, &info, cfg.max_decoded_bytes)?;
+    for b in &batches {
+        check_value_sizes(b, cfg.max_value_bytes)?;
+    }
     batches.iter().map(|b| conform::conform_batch(b, &table.arrow_schema).map_err(schema_rejection)).collect()
+}
+
+/// Refuses a batch holding a single string or bytes value over `limit` (a runaway field that
+/// no query engine handles well), naming the top-level field. Only columns whose value buffer
+/// exceeds the limit are scanned, so the usual cost is one length check per column.
+fn check_value_sizes(batch: &RecordBatch, limit: u64) -> Result<(), Rejection> {
+    fn largest(data: &arrow_data::ArrayData, limit: usize) -> Option<usize> {
+        use arrow_schema::DataType::*;
+        let widest = |lens: &mut dyn Iterator<Item = usize>| lens.max().filter(|m| *m > limit);
+        match data.data_type() {
+            Utf8 | Binary if data.buffers()[1].len() > limit => {
+                widest(&mut data.buffer::<i32>(0).windows(2).map(|w| (w[1] - w[0]) as usize))
+            }
+            LargeUtf8 | LargeBinary if data.buffers()[1].len() > limit => {
+                widest(&mut data.buffer::<i64>(0).windows(2).map(|w| (w[1] - w[0]) as usize))
+            }
+            _ => data.child_data().iter().find_map(|c| largest(c, limit)),
+        }
+    }
+    let limit_usize = usize::try_from(limit).unwrap_or(usize::MAX);
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        if let Some(n) = largest(&column.to_data(), limit_usize) {
+            return Err(Rejection::new(
+                "too-large",
+                format!("field `{}` holds a value of {n} bytes, over the limit of {limit} (max_value_bytes)", field.name()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn schema_rejection(e: Error) -> Rejection {
@@ -78,6 +110,26 @@ fn schema_rejection(e: Error) -> Rejection {
         Error::Schema { field, reason } => Rejection::new("schema", format!("field `{field}`: {reason}")),
         other => Rejection::new("schema", other.to_string()),
     }
+}
+
+/// Records a refused source object (and the table it was bound for, if known) in the quarantine.
+pub async fn quarantine(
+    ports: &Ports,
+    table: Option<&crate::TableIdent>,
+    obj: &ObjectMeta,
+    rejection: &Rejection,
+) -> Result<()> {
+    warn!(uri = %obj.uri, kind = %rejection.kind, reason = %rejection.reason, "source object quarantined");
+    ports.metrics.count("quarantined", 1);
+    let record = QuarantineRecord {
+        source_id: source_id(obj),
+        uri: obj.uri.clone(),
+        table: table.map(ToString::to_string),
+        rejection: rejection.clone(),
+        at_ms: chrono::Utc::now().timestamp_millis(),
+    };
+    ports.ledger.quarantine(record).await?;
+    Ok(())
 }
 
 /// Runs the writer role on one batch of source objects for `table`.
@@ -125,18 +177,7 @@ pub async fn write(
                 accepted.push(Decoded { source, batches });
             }
             Err(rejection) => {
-                warn!(uri = %obj.uri, kind = %rejection.kind, reason = %rejection.reason, "source object quarantined");
-                ports.metrics.count("quarantined", 1);
-                ports
-                    .ledger
-                    .quarantine(QuarantineRecord {
-                        source_id: id.clone(),
-                        uri: obj.uri.clone(),
-                        table: Some(table.ident.to_string()),
-                        rejection: rejection.clone(),
-                        at_ms: chrono::Utc::now().timestamp_millis(),
-                    })
-                    .await?;
+                quarantine(ports, Some(&table.ident), &obj, &rejection).await?;
                 out.quarantined.push((obj, rejection));
             }
         }

@@ -14,7 +14,7 @@ use crate::config::{EngineConfig, FloeToml, TableConfig};
 use crate::fault::FaultPoint;
 use crate::pipeline::commit::{Committer, MessageResult};
 use crate::pipeline::create::ensure_table;
-use crate::pipeline::write::write;
+use crate::pipeline::write::{quarantine, write};
 use crate::ports::{Message, ObjectMeta, ObjectStore, Ports, Queue};
 use crate::table::WriterTable;
 use crate::{Error, Result, TableIdent};
@@ -191,7 +191,7 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
                 Some(cfg) => by_table.entry(cfg.table.clone()).or_insert_with(|| (cfg, vec![])).1.push((id.clone(), o)),
                 None => {
                     let r = crate::Rejection::new("unrouted", "no table in FLOE_CONFIG has a prefix matching this key");
-                    quarantine_unrouted(ports, &o, r).await?;
+                    quarantine(ports, None, &o, &r).await?;
                 }
             }
         }
@@ -208,6 +208,12 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
             Ok(o) => {
                 info!(%table, objects = objects.len(), rows = o.rows_out, quarantined = o.quarantined.len(), "written")
             }
+            Err(Error::NoTableDefinition { refused, .. }) => {
+                // Nothing here can define the table: every object is refused, with its reason.
+                for (o, r) in &refused {
+                    quarantine(ports, Some(&table), o, r).await?;
+                }
+            }
             Err(e) => {
                 error!(%table, error = %e, "writer batch failed; its messages will be redelivered");
                 if direct {
@@ -221,21 +227,6 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
     failed.sort();
     failed.dedup();
     Ok(failures(failed))
-}
-
-async fn quarantine_unrouted(ports: &Ports, o: &ObjectMeta, r: crate::Rejection) -> Result<()> {
-    warn!(uri = %o.uri, "no table routes this object; quarantined");
-    ports
-        .ledger
-        .quarantine(crate::ports::QuarantineRecord {
-            source_id: crate::pipeline::write::source_id(o),
-            uri: o.uri.clone(),
-            table: None,
-            rejection: r,
-            at_ms: chrono::Utc::now().timestamp_millis(),
-        })
-        .await?;
-    Ok(())
 }
 
 /// Messages of a committer invocation, with claim checks resolved.
