@@ -6,12 +6,12 @@ mod generate;
 mod ingest;
 mod inputs;
 mod progress;
+mod quarantine;
 mod status;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 /// Land Avro files in Apache Iceberg tables.
 #[derive(Debug, Parser)]
@@ -31,23 +31,9 @@ enum Command {
     Gen(generate::GenArgs),
     /// Measure the writer path against raw Avro decode + Parquet encode.
     Bench(bench::BenchArgs),
-    /// Inspect quarantined source objects.
+    /// List and replay quarantined source objects.
     #[command(subcommand)]
-    Quarantine(QuarantineCommand),
-}
-
-#[derive(Debug, Subcommand)]
-enum QuarantineCommand {
-    /// List quarantined objects and why they were refused.
-    List(WarehouseArgs),
-}
-
-/// The warehouse a command works on.
-#[derive(Debug, Args)]
-struct WarehouseArgs {
-    /// Warehouse directory (holds catalog.db and the tables).
-    #[arg(long, env = "FLOE_WAREHOUSE_DIR")]
-    warehouse: PathBuf,
+    Quarantine(quarantine::QuarantineCommand),
 }
 
 fn main() -> ExitCode {
@@ -66,7 +52,7 @@ fn main() -> ExitCode {
             Command::Status(a) => status::run(a).await,
             Command::Gen(a) => generate::run(a),
             Command::Bench(a) => bench::run(a).await,
-            Command::Quarantine(QuarantineCommand::List(a)) => status::quarantine_list(&a.warehouse).await,
+            Command::Quarantine(c) => quarantine::run(c).await,
         }
     });
     match result {

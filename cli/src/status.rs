@@ -1,6 +1,5 @@
-//! `floe status` and `floe quarantine list`.
+//! `floe status`.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::bail;
@@ -79,18 +78,6 @@ pub(crate) async fn run(a: StatusArgs) -> anyhow::Result<ExitCode> {
             None => println!("last commit  never (empty table)"),
         }
         println!();
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-pub(crate) async fn quarantine_list(warehouse: &Path) -> anyhow::Result<ExitCode> {
-    let ports = local::ports(warehouse)?;
-    let records = ports.ledger.quarantined().await?;
-    if records.is_empty() {
-        println!("no quarantined objects");
-    }
-    for r in records {
-        println!("{}\t{}\t{}\t{}", r.uri, r.table.unwrap_or_default(), r.rejection.kind, r.rejection.reason);
     }
     Ok(ExitCode::SUCCESS)
 }

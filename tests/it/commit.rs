@@ -164,6 +164,9 @@ impl Ledger for DiesAfterSwap {
     async fn quarantined(&self) -> Result<Vec<QuarantineRecord>, PortError> {
         self.inner.quarantined().await
     }
+    async fn remove_quarantined(&self, source_ids: &[String]) -> Result<(), PortError> {
+        self.inner.remove_quarantined(source_ids).await
+    }
 }
 
 #[tokio::test]

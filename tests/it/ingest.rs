@@ -170,11 +170,11 @@ fn simple_file(schema: &str, rows: Vec<Vec<(&str, apache_avro::types::Value)>>) 
 async fn a_100_mb_string_and_an_unmappable_schema_are_quarantined_with_reasons() {
     use apache_avro::types::Value;
     let h = Harness::new();
-    let schema = r#"{"type":"record","name":"Doc","fields":[{"name":"id","type":"long"},{"name":"payload","type":"string"}]}"#;
+    let schema =
+        r#"{"type":"record","name":"Doc","fields":[{"name":"id","type":"long"},{"name":"payload","type":"string"}]}"#;
     let row = |id: i64, payload: String| vec![("id", Value::Long(id)), ("payload", Value::String(payload))];
-    let good: Vec<_> = (0..3)
-        .map(|f| simple_file(schema, (0..50).map(|i| row(f * 100 + i, format!("p{i}"))).collect()))
-        .collect();
+    let good: Vec<_> =
+        (0..3).map(|f| simple_file(schema, (0..50).map(|i| row(f * 100 + i, format!("p{i}"))).collect())).collect();
     let huge = simple_file(schema, vec![row(999, "x".repeat(100 << 20)), row(1000, "small".into())]);
     assert!(huge.len() < 1 << 20, "the 100 MB string compresses to {} bytes", huge.len());
     let unmappable = simple_file(
@@ -189,11 +189,8 @@ async fn a_100_mb_string_and_an_unmappable_schema_are_quarantined_with_reasons()
     all.push(h.put_file("in", "unmappable.avro", &unmappable).await);
     let cfg = floe::config::TableConfig::new("docs.raw".parse().unwrap());
     let report = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, all, &IngestOptions::default()).await.unwrap();
-    let reasons: std::collections::HashMap<String, floe::Rejection> = report
-        .quarantined
-        .iter()
-        .map(|(u, r)| (u.rsplit('/').next().unwrap().to_string(), r.clone()))
-        .collect();
+    let reasons: std::collections::HashMap<String, floe::Rejection> =
+        report.quarantined.iter().map(|(u, r)| (u.rsplit('/').next().unwrap().to_string(), r.clone())).collect();
     assert_eq!(reasons.len(), 2, "{reasons:?}");
     let r = &reasons["huge-string.avro"];
     assert_eq!(r.kind, "too-large", "{r}");

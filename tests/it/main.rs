@@ -7,3 +7,4 @@ mod commit;
 mod common;
 mod crash;
 mod ingest;
+mod quarantine;

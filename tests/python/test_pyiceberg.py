@@ -197,3 +197,32 @@ def test_codecs(tmp_path, codec):
     ids = {str(r["event_id"]) for r in read_avro(src.glob("*.avro"))}
     got = table.scan().to_arrow().column("event_id").to_pylist()
     assert {norm_key(b) for b in got} == ids
+
+
+def test_quarantine_replay_lands_a_fixed_file(tmp_path):
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    floe("gen", "--out", src, "--files", 3, "--events-per-file", 200, "--seed", 11)
+    good = sorted(src.glob("part-*.avro"))
+    broken = src / "broken.avro"
+    broken.write_bytes(good[0].read_bytes()[:-700])  # cut off in its last block
+    floe("ingest", src, "--warehouse", wh, "--table", "ops.events", expect=2)
+    listed = floe("quarantine", "list", "--warehouse", wh).stdout
+    assert "broken.avro" in listed and "\tops.events\t" in listed
+    assert catalog(wh).load_table("ops.events").scan().to_arrow().num_rows == 600
+
+    # Nothing fixed yet: a replay refuses it again and keeps it listed (exit 2).
+    p = floe("quarantine", "replay", "--warehouse", wh, expect=2)
+    assert "0 landed, 1 refused again" in p.stdout
+    # Fixed: a complete file uploaded over the broken one.
+    fixed = tmp_path / "fixed"
+    floe("gen", "--out", fixed, "--files", 1, "--events-per-file", 150, "--seed", 12)
+    broken.write_bytes((fixed / "part-00000.avro").read_bytes())
+    assert "broken.avro" in floe("quarantine", "replay", "--warehouse", wh, "--dry-run").stdout
+    p = floe("quarantine", "replay", "--warehouse", wh)
+    assert "1 landed, 0 refused again" in p.stdout
+    assert floe("quarantine", "list", "--warehouse", wh).stdout.strip() == "no quarantined objects"
+    table = catalog(wh).load_table("ops.events")
+    want = {str(r["event_id"]) for r in read_avro(good + [broken])}
+    got = [norm_key(k) for k in table.scan().to_arrow().column("event_id").to_pylist()]
+    assert len(got) == len(set(got)) == len(want) == 750
+    assert set(got) == want

@@ -3,7 +3,8 @@
 //! - [`write::write`]: the writer role (source objects → data files + a file manifest message);
 //! - [`commit::Committer`]: the committer role (messages → one snapshot per table, pointer swap);
 //! - [`create::ensure_table`]: conditional creation of a table from a source object's schema;
-//! - [`ingest::ingest`]: embedded mode, running writers and the committer in one process.
+//! - [`ingest::ingest`]: embedded mode, running writers and the committer in one process;
+//! - [`quarantine`]: what is still refused, and replaying it (`floe quarantine list|replay`).
 //!
 //! The Lambda handlers and the `floe` command call these and nothing below them.
 
@@ -11,4 +12,5 @@ pub mod cluster;
 pub mod commit;
 pub mod create;
 pub mod ingest;
+pub mod quarantine;
 pub mod write;

@@ -98,7 +98,10 @@ fn check_value_sizes(batch: &RecordBatch, limit: u64) -> Result<(), Rejection> {
         if let Some(n) = largest(&column.to_data(), limit_usize) {
             return Err(Rejection::new(
                 "too-large",
-                format!("field `{}` holds a value of {n} bytes, over the limit of {limit} (max_value_bytes)", field.name()),
+                format!(
+                    "field `{}` holds a value of {n} bytes, over the limit of {limit} (max_value_bytes)",
+                    field.name()
+                ),
             ));
         }
     }

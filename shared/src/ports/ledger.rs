@@ -62,4 +62,6 @@ pub trait Ledger: Send + Sync {
     async fn quarantine(&self, record: QuarantineRecord) -> Result<(), PortError>;
     /// All quarantined objects, oldest first.
     async fn quarantined(&self) -> Result<Vec<QuarantineRecord>, PortError>;
+    /// Removes the quarantine records of these source ids (replayed and committed since).
+    async fn remove_quarantined(&self, source_ids: &[String]) -> Result<(), PortError>;
 }

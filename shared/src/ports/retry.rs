@@ -183,6 +183,9 @@ impl Ledger for Retrying<dyn Ledger> {
     async fn quarantined(&self) -> Result<Vec<QuarantineRecord>, PortError> {
         self.policy.run("quarantined", || self.inner.quarantined()).await
     }
+    async fn remove_quarantined(&self, source_ids: &[String]) -> Result<(), PortError> {
+        self.policy.run("unquarantine", || self.inner.remove_quarantined(source_ids)).await
+    }
 }
 
 #[async_trait]

@@ -102,6 +102,9 @@ pub async fn ledger(l: &dyn Ledger, table: &TableIdent) {
     };
     l.quarantine(r.clone()).await.expect("quarantine");
     assert!(l.quarantined().await.expect("quarantined").contains(&r));
+    l.remove_quarantined(std::slice::from_ref(&r.source_id)).await.expect("unquarantine");
+    assert!(!l.quarantined().await.expect("quarantined").contains(&r), "removed");
+    l.remove_quarantined(std::slice::from_ref(&r.source_id)).await.expect("removing twice is harmless");
 }
 
 /// `Lock`: exclusive while leased, heartbeat, release, and steal after the lease expires.

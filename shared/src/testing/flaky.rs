@@ -164,6 +164,9 @@ impl Ledger for Flaky<dyn Ledger> {
     async fn quarantined(&self) -> Result<Vec<QuarantineRecord>, PortError> {
         self.dice.call("quarantined", self.inner.quarantined()).await
     }
+    async fn remove_quarantined(&self, source_ids: &[String]) -> Result<(), PortError> {
+        self.dice.call("unquarantine", self.inner.remove_quarantined(source_ids)).await
+    }
 }
 
 #[async_trait]

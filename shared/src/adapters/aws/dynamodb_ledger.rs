@@ -144,6 +144,19 @@ impl Ledger for DynamoDbLedger {
         Ok(())
     }
 
+    async fn remove_quarantined(&self, source_ids: &[String]) -> Result<(), PortError> {
+        for id in source_ids {
+            self.client
+                .delete_item()
+                .table_name(&self.table)
+                .key("pk", s(format!("{QUARANTINE}{id}")))
+                .send()
+                .await
+                .map_err(|e| error::map("unquarantine", e))?;
+        }
+        Ok(())
+    }
+
     async fn quarantined(&self) -> Result<Vec<QuarantineRecord>, PortError> {
         let mut out = vec![];
         let mut start = None;

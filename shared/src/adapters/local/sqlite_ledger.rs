@@ -111,6 +111,15 @@ impl Ledger for SqliteLedger {
             .map_err(|e| sql_err("quarantine", e))
     }
 
+    async fn remove_quarantined(&self, source_ids: &[String]) -> Result<(), PortError> {
+        let conn = self.conn();
+        for id in source_ids {
+            conn.execute("DELETE FROM quarantine WHERE source_id = ?1", params![id])
+                .map_err(|e| sql_err("unquarantine", e))?;
+        }
+        Ok(())
+    }
+
     async fn quarantined(&self) -> Result<Vec<QuarantineRecord>, PortError> {
         let conn = self.conn();
         let mut st = conn
