@@ -219,3 +219,17 @@ async fn when_no_input_can_define_a_new_table_every_input_is_quarantined() {
     assert_eq!(h.ports.ledger.quarantined().await.unwrap().len(), 3, "recorded for `floe quarantine list`");
     assert!(h.ports.pointer.load(&cfg.table).await.unwrap().is_none(), "no table was created");
 }
+
+#[tokio::test]
+async fn the_same_object_twice_in_one_batch_lands_once() {
+    let h = Harness::new();
+    let inputs = h.events("in", 2, 100, 5, 0.0).await;
+    let twice: Vec<_> = inputs.iter().chain(inputs.iter()).cloned().collect();
+    // No dedup key: only the writer's own bookkeeping keeps the rows single.
+    let cfg = floe::config::TableConfig::new("web.plain".parse().unwrap());
+    let opts = IngestOptions { writers: 1, ..Default::default() };
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, twice, &opts).await.unwrap();
+    let ids = contents(&h.ports, &cfg.table).await.event_ids();
+    assert_eq!(ids.len(), 200);
+    assert!(counts(&ids).values().all(|c| *c == 1));
+}

@@ -145,6 +145,9 @@ pub async fn write(
 ) -> Result<WriteOutcome> {
     let started = Instant::now();
     let mut out = WriteOutcome::default();
+    // The same notification twice in one batch (S3 delivers at least once) is one object.
+    let mut seen = std::collections::HashSet::new();
+    let objects: Vec<ObjectMeta> = objects.into_iter().filter(|o| seen.insert(source_id(o))).collect();
     let ids: Vec<String> = objects.iter().map(source_id).collect();
     let known = ports.ledger.lookup(&table.ident, &ids).await?;
     let committed: std::collections::HashSet<&str> =
