@@ -8,3 +8,4 @@ mod common;
 mod crash;
 mod ingest;
 mod quarantine;
+mod soak;
