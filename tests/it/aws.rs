@@ -219,6 +219,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
         .await
         .expect("notification");
     let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let (dlq_url, _) = env.queue("dlq").await;
     let (_keys, rows) = drop_files(&env, 4).await;
 
     // Writer: the real notifications (5 objects, plus moto's s3:TestEvent).
@@ -226,6 +227,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
         engine: EngineConfig::default(),
         router: Router::new(None, table_name.parse().unwrap()),
         warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
+        dead_letters: Some(SqsQueue::new(env.clients.sqs.clone(), &dlq_url)),
     };
     let (event, receipts) = env.sqs_event(&ingest_url, 6, Duration::from_secs(20)).await;
     let response = handle_writer(&writer_env, &ports, event.clone()).await.expect("writer");
@@ -253,6 +255,20 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     let q = ports.ledger.quarantined().await.expect("quarantined");
     assert_eq!(q.len(), 1);
     assert!(q[0].uri.ends_with("events/broken.avro"), "{:?}", q[0]);
+    // ... and reported to the DLQ with its reason (twice: the batch was delivered twice).
+    let (dead, _) = env.sqs_event(&dlq_url, 2, Duration::from_secs(5)).await;
+    let bodies: Vec<serde_json::Value> = dead["Records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|r| serde_json::from_str(r["body"].as_str().expect("body")).expect("json"))
+        .collect();
+    assert!(!bodies.is_empty(), "the quarantined object reached the DLQ");
+    for b in &bodies {
+        assert!(b["uri"].as_str().unwrap_or_default().ends_with("events/broken.avro"), "{b}");
+        assert_eq!(b["kind"], "corrupt", "{b}");
+        assert!(!b["reason"].as_str().unwrap_or_default().is_empty(), "{b}");
+    }
 
     // The independent reader: PyIceberg's catalog of the same kind, pointed at the same emulator.
     let ids_file = std::env::temp_dir().join(format!("floe-ids-{}.txt", env.suffix));
@@ -296,6 +312,7 @@ async fn lock_contention_hands_messages_back_with_a_fresh_receive_count() {
         engine: EngineConfig::default(),
         router: Router::new(None, "default.events".parse().unwrap()),
         warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
+        dead_letters: None,
     };
     let response = handle_writer(&writer_env, &ports, serde_json::json!({ "Records": records })).await.expect("writer");
     assert!(response.batch_item_failures.is_empty());

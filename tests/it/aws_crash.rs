@@ -178,6 +178,7 @@ async fn crash_on_the_emulator(point: FaultPoint) -> Row {
         engine: EngineConfig::default(),
         router: Router::new(None, "default.events".parse().expect("table")),
         warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
+        dead_letters: None,
     });
     let engine = EngineConfig { lock_lease: Duration::from_secs(1), ..EngineConfig::default() };
     let commit_queue = Arc::new(

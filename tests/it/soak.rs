@@ -72,8 +72,11 @@ async fn randomized_soak_of_crashes_duplicates_and_transient_faults() {
             Faults::default()
         };
         let dice = Dice::new(rng.random_range(0.0..0.15), rng.random());
-        let policy =
-            RetryPolicy { attempts: 12, base_backoff: Duration::from_millis(1), max_backoff: Duration::from_millis(20) };
+        let policy = RetryPolicy {
+            attempts: 12,
+            base_backoff: Duration::from_millis(1),
+            max_backoff: Duration::from_millis(20),
+        };
         let ports = flaky(local::raw_ports(&dir).expect("ports"), &dice).retrying(policy).with_faults(faults);
         let opts = IngestOptions {
             writers: rng.random_range(1..=3),

@@ -143,6 +143,18 @@ pub struct WriterEnv {
     pub router: Router,
     /// Warehouse URI (`s3://bucket/prefix`) under which new tables are created.
     pub warehouse: String,
+    /// Where each quarantined object is also reported, with its reason (`FLOE_DLQ_URL`).
+    pub dead_letters: Option<SqsQueue>,
+}
+
+/// The dead-letter message of a quarantined object (JSON): what it was, where it was going,
+/// and why it was refused. The quarantine record in the ledger is the durable copy.
+pub fn dead_letter_body(table: Option<&TableIdent>, o: &ObjectMeta, r: &crate::Rejection) -> String {
+    serde_json::json!({
+        "floe": "quarantined", "source_id": crate::pipeline::write::source_id(o), "uri": o.uri,
+        "table": table.map(ToString::to_string), "kind": r.kind, "reason": r.reason,
+    })
+    .to_string()
 }
 
 fn failures(ids: impl IntoIterator<Item = String>) -> SqsBatchResponse {
@@ -163,6 +175,7 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
     let direct = input.iter().any(|(id, _)| id.is_none());
     let mut failed: Vec<String> = vec![];
     let mut by_table: BTreeMap<TableIdent, (TableConfig, Vec<Routed>)> = BTreeMap::new();
+    let mut refused: Vec<(Option<TableIdent>, ObjectMeta, crate::Rejection)> = vec![];
     for (id, objects) in input {
         let objects = match objects {
             Ok(o) => o,
@@ -192,6 +205,7 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
                 None => {
                     let r = crate::Rejection::new("unrouted", "no table in FLOE_CONFIG has a prefix matching this key");
                     quarantine(ports, None, &o, &r).await?;
+                    refused.push((None, o, r));
                 }
             }
         }
@@ -206,12 +220,14 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
         .await;
         match outcome {
             Ok(o) => {
-                info!(%table, objects = objects.len(), rows = o.rows_out, quarantined = o.quarantined.len(), "written")
+                info!(%table, objects = objects.len(), rows = o.rows_out, quarantined = o.quarantined.len(), "written");
+                refused.extend(o.quarantined.into_iter().map(|(o, r)| (Some(table.clone()), o, r)));
             }
-            Err(Error::NoTableDefinition { refused, .. }) => {
+            Err(Error::NoTableDefinition { refused: none_fit, .. }) => {
                 // Nothing here can define the table: every object is refused, with its reason.
-                for (o, r) in &refused {
-                    quarantine(ports, Some(&table), o, r).await?;
+                for (o, r) in none_fit {
+                    quarantine(ports, Some(&table), &o, &r).await?;
+                    refused.push((Some(table.clone()), o, r));
                 }
             }
             Err(e) => {
@@ -220,6 +236,13 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
                     return Err(e);
                 }
                 failed.extend(items.into_iter().filter_map(|(id, _)| id));
+            }
+        }
+    }
+    if let Some(dlq) = &env.dead_letters {
+        for (t, o, r) in &refused {
+            if let Err(e) = dlq.send(dead_letter_body(t.as_ref(), o, r)).await {
+                warn!(uri = %o.uri, error = %e, "could not report a quarantined object to the DLQ (it is in the ledger)");
             }
         }
     }
@@ -337,8 +360,8 @@ pub async fn load_floe_toml(location: &str, store: &dyn ObjectStore) -> Result<F
 }
 
 /// Reads the function configuration from the environment (`FLOE_WAREHOUSE`, `FLOE_CONFIG`,
-/// `FLOE_DEFAULT_TABLE`). Only the function binaries call this.
-pub async fn writer_env_from_env(store: &dyn ObjectStore) -> Result<WriterEnv> {
+/// `FLOE_DEFAULT_TABLE`, `FLOE_DLQ_URL`). Only the function binaries call this.
+pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &super::Clients) -> Result<WriterEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let warehouse =
         var("FLOE_WAREHOUSE").ok_or_else(|| Error::Config("FLOE_WAREHOUSE (s3://bucket/prefix) is not set".into()))?;
@@ -354,5 +377,6 @@ pub async fn writer_env_from_env(store: &dyn ObjectStore) -> Result<WriterEnv> {
         engine: EngineConfig::default(),
         router: Router::new(config, default_table),
         warehouse: warehouse.trim_end_matches('/').into(),
+        dead_letters: var("FLOE_DLQ_URL").map(|url| SqsQueue::new(clients.sqs.clone(), &url)),
     })
 }
