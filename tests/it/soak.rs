@@ -1,7 +1,8 @@
 //! A randomized soak, seeded and bounded in time (`FLOE_SOAK_SECS`, default 45): a few hundred
 //! small files, some bad, ingested over and over in random subsets with duplicates, random
 //! batch shapes, a random crash point armed in some rounds, transient faults in every port,
-//! and commit messages delivered twice. Then one clean run to quiescence, and the exact check.
+//! a rival process ingesting an overlapping subset at the same time in some rounds (two
+//! committers, overlapping writer batches), and commit messages delivered twice. Then one clean run to quiescence, and the exact check.
 //! The seed is printed; `FLOE_TEST_SEED=<seed>` replays the same choices.
 
 use std::collections::BTreeSet;
@@ -84,9 +85,23 @@ async fn randomized_soak_of_crashes_duplicates_and_transient_faults() {
             visibility: LEASE,
             ..IngestOptions::default()
         };
+        // Sometimes a second process at the same time, on an overlapping subset: two
+        // committers contend for the lock (a short lease makes zombies), writers overlap.
+        let rival = rng.random_bool(0.3).then(|| {
+            let mut other: Vec<ObjectMeta> = all.iter().filter(|_| rng.random_bool(0.3)).cloned().collect();
+            other.shuffle(&mut rng);
+            let dice = Dice::new(rng.random_range(0.0..0.15), rng.random());
+            let ports = flaky(local::raw_ports(&dir).expect("ports"), &dice).retrying(policy);
+            let (t, wh) = (table.clone(), h.warehouse.clone());
+            let opts = IngestOptions { writers: 1, batch_objects: 5, visibility: LEASE, ..IngestOptions::default() };
+            tokio::spawn(async move { ingest(&engine(), &ports, &t, &wh, other, &opts).await })
+        });
         let (t, wh, p) = (table.clone(), h.warehouse.clone(), ports.clone());
         let run = tokio::spawn(async move { ingest(&engine(), &p, &t, &wh, pick, &opts).await }).await;
         crashed += usize::from(!matches!(run, Ok(Ok(_))));
+        if let Some(rival) = rival {
+            crashed += usize::from(!matches!(rival.await, Ok(Ok(_))));
+        }
         if rng.random_bool(0.4) {
             duplicate_some(&ports, rng.random_range(1..=4)).await;
         }

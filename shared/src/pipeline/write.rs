@@ -159,6 +159,7 @@ pub async fn write(
             out.skipped.push(obj);
             continue;
         }
+        let read_started = Instant::now();
         let read = if obj.size > cfg.max_object_bytes {
             Err(Rejection::new(
                 "too-large",
@@ -179,6 +180,7 @@ pub async fn write(
                 let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
                 out.rows_in += rows;
                 ports.metrics.count("rows", rows);
+                info!(uri = %obj.uri, bytes = obj.size, rows, ms = read_started.elapsed().as_millis() as u64, "object read");
                 let source = SourceRef { id: id.clone(), uri: obj.uri.clone(), size: obj.size, rows };
                 accepted.push(Decoded { source, batches });
             }
