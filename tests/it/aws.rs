@@ -75,6 +75,21 @@ impl Env {
         (url, arn)
     }
 
+    /// Points the landing bucket's object-created notifications at the queue `arn`.
+    pub(crate) async fn notify(&self, arn: String) {
+        let to_queue = QueueConfiguration::builder().queue_arn(arn).events(Event::S3ObjectCreated).build();
+        self.clients
+            .s3
+            .put_bucket_notification_configuration()
+            .bucket(self.bucket("landing"))
+            .notification_configuration(
+                NotificationConfiguration::builder().queue_configurations(to_queue.expect("config")).build(),
+            )
+            .send()
+            .await
+            .expect("notification");
+    }
+
     pub(crate) fn bucket(&self, b: &str) -> String {
         format!("{b}-{}", self.suffix)
     }
@@ -200,24 +215,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     // Glue databases are shared by the whole emulator: one namespace per run.
     let table_name = if glue { format!("ns_{}.events", env.suffix) } else { "default.events".to_string() };
     let (ingest_url, ingest_arn) = env.queue("ingest").await;
-    env.clients
-        .s3
-        .put_bucket_notification_configuration()
-        .bucket(env.bucket("landing"))
-        .notification_configuration(
-            NotificationConfiguration::builder()
-                .queue_configurations(
-                    QueueConfiguration::builder()
-                        .queue_arn(ingest_arn)
-                        .events(Event::S3ObjectCreated)
-                        .build()
-                        .expect("config"),
-                )
-                .build(),
-        )
-        .send()
-        .await
-        .expect("notification");
+    env.notify(ingest_arn).await;
     let ports: Ports = aws::connect(&env.settings).await.expect("connect");
     let (dlq_url, _) = env.queue("dlq").await;
     let (_keys, rows) = drop_files(&env, 4).await;

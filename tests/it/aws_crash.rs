@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aws_sdk_s3::primitives::ByteStream;
-use aws_sdk_s3::types::{Event, NotificationConfiguration, QueueConfiguration};
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use floe::adapters::aws::lambda::{Router, WriterEnv, handle_committer, handle_writer};
 use floe::adapters::aws::{self, Catalog, SqsQueue};
@@ -145,23 +144,6 @@ async fn land(env: &Env) -> (Vec<String>, BTreeSet<String>) {
     (expected, bad)
 }
 
-async fn notify(env: &Env, arn: String) {
-    env.clients
-        .s3
-        .put_bucket_notification_configuration()
-        .bucket(env.bucket("landing"))
-        .notification_configuration(
-            NotificationConfiguration::builder()
-                .queue_configurations(
-                    QueueConfiguration::builder().queue_arn(arn).events(Event::S3ObjectCreated).build().expect("cfg"),
-                )
-                .build(),
-        )
-        .send()
-        .await
-        .expect("notification");
-}
-
 /// A fresh committer "container" (cold start): new owner id, empty cache.
 fn cold_committer(engine: &EngineConfig, ports: &Ports) -> Arc<Mutex<Committer>> {
     Arc::new(Mutex::new(Committer::new(engine.clone(), ports.clone())))
@@ -179,7 +161,7 @@ async fn crash_on_the_emulator(point: FaultPoint) -> Row {
 async fn run_on_the_emulator(faults: Faults, transient: Option<&Arc<Dice>>) -> (Verdict, usize) {
     let env = Env::new(Catalog::DynamoDb).await;
     let (ingest_url, ingest_arn) = env.queue("ingest").await;
-    notify(&env, ingest_arn).await;
+    env.notify(ingest_arn).await;
     let mut ports: Ports = aws::connect(&env.settings).await.expect("connect").with_faults(faults);
     if let Some(dice) = transient {
         let quick = RetryPolicy {
