@@ -14,6 +14,7 @@ mod object_store;
 mod queue;
 mod retry;
 mod table_pointer;
+pub mod wrap;
 
 use std::sync::Arc;
 
