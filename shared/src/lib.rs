@@ -27,7 +27,7 @@
 //! | [`ports::TablePointer`] | catalog pointer + CAS | [`adapters::local::SqliteTablePointer`] | DynamoDB, Glue |
 //! | [`ports::Ledger`] | exactly-once records, quarantine | [`adapters::local::SqliteLedger`] | DynamoDB |
 //! | [`ports::Lock`] | committer lock | [`adapters::local::SqliteLock`] | DynamoDB |
-//! | [`ports::Metrics`] | counters | [`ports::NoopMetrics`] | CloudWatch EMF |
+//! | [`ports::Metrics`] | counters | [`ports::NoopMetrics`] | no-op (CloudWatch EMF later) |
 //!
 //! The core never reads the environment: binaries build [`config::EngineConfig`] and
 //! [`config::TableConfig`] and pass them in.
