@@ -33,8 +33,11 @@ venv: $(VENV)/.installed
 test: test-rust test-python
 
 # The AWS tests run against moto's server, started (on a free port) and stopped by with-moto.sh.
+# The crash-point suites run last, uncaptured, so that their tables of fault points x results
+# show in the output.
 test-rust: build-tests venv
-	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace
+	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace -- --skip every_fault_point
+	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace -- every_fault_point --nocapture
 
 test-python: build-tests venv
 	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q tests/python
