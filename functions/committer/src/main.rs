@@ -5,7 +5,7 @@
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use floe::adapters::aws::lambda::handle_committer;
-use floe::adapters::aws::{self, AwsSettings, Clients, SqsQueue};
+use floe::adapters::aws::{ColdStart, SqsQueue, cold_start};
 use floe::config::EngineConfig;
 use floe::pipeline::commit::Committer;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
@@ -13,11 +13,7 @@ use tokio::sync::Mutex;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    floe::telemetry::init_lambda();
-    // Clients are built once per cold start; a configuration error stops it with its message.
-    let settings = AwsSettings::from_env().map_err(|e| e.to_string())?;
-    let clients = Clients::load(&settings).await;
-    let ports = aws::connect_with(&settings, &clients).await.map_err(|e| e.to_string())?;
+    let ColdStart { settings, clients, ports } = cold_start().await?;
     let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
         .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
     let requeue = std::env::var("FLOE_INGEST_QUEUE_URL").ok().map(|url| SqsQueue::new(clients.sqs.clone(), &url));

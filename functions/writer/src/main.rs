@@ -3,17 +3,12 @@
 //! failures, so one bad object does not replay its whole batch.
 
 use floe::adapters::aws::lambda::{WriterEnv, handle_writer, writer_env_from_env};
-use floe::adapters::aws::{self, AwsSettings, Clients};
 use floe::ports::Ports;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    floe::telemetry::init_lambda();
-    let settings = AwsSettings::from_env().map_err(|e| e.to_string())?;
-    // Clients are built once per cold start; a configuration error stops it with its message.
-    let clients = Clients::load(&settings).await;
-    let ports = aws::connect_with(&settings, &clients).await.map_err(|e| e.to_string())?;
+    let floe::adapters::aws::ColdStart { clients, ports, .. } = floe::adapters::aws::cold_start().await?;
     let env = writer_env_from_env(ports.store.as_ref(), &clients).await.map_err(|e| e.to_string())?;
     lambda_runtime::run(service_fn(|ev: LambdaEvent<serde_json::Value>| handle(&env, &ports, ev))).await
 }

@@ -126,6 +126,27 @@ impl Clients {
     }
 }
 
+/// What every function builds once per cold start.
+#[derive(Debug, Clone)]
+pub struct ColdStart {
+    /// Settings read from the environment.
+    pub settings: AwsSettings,
+    /// SDK clients.
+    pub clients: Clients,
+    /// The ports over them.
+    pub ports: Ports,
+}
+
+/// A function's cold start: telemetry, settings from the environment, clients, ports. A
+/// configuration error comes back as its message, which stops the cold start.
+pub async fn cold_start() -> std::result::Result<ColdStart, String> {
+    crate::telemetry::init_lambda();
+    let settings = AwsSettings::from_env().map_err(|e| e.to_string())?;
+    let clients = Clients::load(&settings).await;
+    let ports = connect_with(&settings, &clients).await.map_err(|e| e.to_string())?;
+    Ok(ColdStart { settings, clients, ports })
+}
+
 /// Builds the ports on AWS with fresh clients; see [`connect_with`].
 pub async fn connect(settings: &AwsSettings) -> Result<Ports> {
     connect_with(settings, &Clients::load(settings).await).await
