@@ -120,6 +120,12 @@ pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
         report.rows_in as f64 / secs,
         report.bytes_in as f64 / 1e6 / secs
     );
+    if report.superseded > 0 {
+        println!(
+            "  {} file(s) changed or vanished after they were listed: that version was not read (kind `superseded`)",
+            report.superseded
+        );
+    }
     if report.quarantined.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }

@@ -22,6 +22,8 @@ pub const DEFAULT_MAX_OBJECT_BYTES: u64 = 1024 * 1024 * 1024;
 pub const DEFAULT_MAX_DECODED_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 /// Default largest single string or bytes value (16 MiB, as Snowflake's classic VARCHAR).
 pub const DEFAULT_MAX_VALUE_BYTES: u64 = 16 * 1024 * 1024;
+/// Default largest decompressed Avro block (64 MiB: writers' blocks are 16 KiB to a few MiB).
+pub const DEFAULT_MAX_BLOCK_BYTES: u64 = 64 * 1024 * 1024;
 /// Default Parquet row group size, in rows.
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 1024 * 1024;
 
@@ -271,6 +273,9 @@ pub struct EngineConfig {
     pub max_decoded_bytes: u64,
     /// A single string or bytes value larger than this refuses its object.
     pub max_value_bytes: u64,
+    /// An Avro block that decompresses past this refuses its object, found while inflating (a
+    /// decompression bomb costs at most this much memory).
+    pub max_block_bytes: u64,
     /// Parquet row group size, in rows.
     pub row_group_rows: usize,
     /// Lease of the committer lock.
@@ -287,11 +292,62 @@ impl Default for EngineConfig {
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             max_decoded_bytes: DEFAULT_MAX_DECODED_BYTES,
             max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
+            max_block_bytes: DEFAULT_MAX_BLOCK_BYTES,
             row_group_rows: DEFAULT_ROW_GROUP_ROWS,
             lock_lease: std::time::Duration::from_secs(60),
             lock_wait: std::time::Duration::from_secs(120),
             commit_attempts: 10,
         }
+    }
+}
+
+impl EngineConfig {
+    /// Limits sized for a process of `memory_mib` MiB (a Lambda's memory setting): a writer
+    /// holds one source object's bytes while it decodes it, every accepted object's decoded data
+    /// until the batch is encoded, and a sorted copy of it while encoding; the defaults leave
+    /// room for that. Never above the embedded defaults.
+    pub fn for_memory(memory_mib: u64) -> Self {
+        let bytes = memory_mib.saturating_mul(1024 * 1024);
+        EngineConfig {
+            max_object_bytes: (bytes / 8).min(DEFAULT_MAX_OBJECT_BYTES),
+            max_decoded_bytes: (bytes / 4).min(DEFAULT_MAX_DECODED_BYTES),
+            max_block_bytes: (bytes / 16).min(DEFAULT_MAX_BLOCK_BYTES),
+            max_value_bytes: (bytes / 16).min(DEFAULT_MAX_VALUE_BYTES),
+            ..EngineConfig::default()
+        }
+    }
+
+    /// The limits from settings looked up by name (binaries pass the environment):
+    /// `AWS_LAMBDA_FUNCTION_MEMORY_SIZE` (MiB) sizes the defaults ([`EngineConfig::for_memory`]);
+    /// `FLOE_MAX_OBJECT_BYTES`, `FLOE_MAX_DECODED_BYTES`, `FLOE_MAX_BLOCK_BYTES` and
+    /// `FLOE_MAX_VALUE_BYTES` override each limit. A value that is not a positive whole number
+    /// of bytes is an error, never silently replaced.
+    pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let number = |k: &str| -> Result<Option<u64>> {
+            match var(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
+                None => Ok(None),
+                Some(v) => match v.parse::<u64>() {
+                    Ok(n) if n > 0 => Ok(Some(n)),
+                    _ => Err(Error::Config(format!("{k} must be a positive whole number, got `{v}`"))),
+                },
+            }
+        };
+        let mut cfg = match number("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")? {
+            Some(mib) => EngineConfig::for_memory(mib),
+            None => EngineConfig::default(),
+        };
+        let fields: [(&str, &mut u64); 4] = [
+            ("FLOE_MAX_OBJECT_BYTES", &mut cfg.max_object_bytes),
+            ("FLOE_MAX_DECODED_BYTES", &mut cfg.max_decoded_bytes),
+            ("FLOE_MAX_BLOCK_BYTES", &mut cfg.max_block_bytes),
+            ("FLOE_MAX_VALUE_BYTES", &mut cfg.max_value_bytes),
+        ];
+        for (k, field) in fields {
+            if let Some(n) = number(k)? {
+                *field = n;
+            }
+        }
+        Ok(cfg)
     }
 }
 
@@ -411,6 +467,27 @@ impl TableSection {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn limits_follow_the_functions_memory_and_overrides() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        };
+        let small = EngineConfig::from_lookup(env(&[("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "512")])).unwrap();
+        assert_eq!(small.max_decoded_bytes, 128 << 20);
+        assert_eq!(small.max_object_bytes, 64 << 20);
+        assert_eq!(small.max_block_bytes, 32 << 20);
+        assert_eq!(small.max_value_bytes, 16 << 20);
+        assert_eq!(EngineConfig::from_lookup(env(&[])).unwrap(), EngineConfig::default());
+        let set = EngineConfig::from_lookup(env(&[
+            ("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "10240"),
+            ("FLOE_MAX_BLOCK_BYTES", "1000"),
+        ]));
+        assert_eq!(set.unwrap().max_block_bytes, 1000);
+        let bad = EngineConfig::from_lookup(env(&[("FLOE_MAX_VALUE_BYTES", "16MB")])).unwrap_err().to_string();
+        assert!(bad.contains("FLOE_MAX_VALUE_BYTES") && bad.contains("16MB"), "{bad}");
+        assert!(EngineConfig::from_lookup(env(&[("FLOE_MAX_VALUE_BYTES", "0")])).is_err());
+    }
     use super::*;
 
     #[test]

@@ -123,9 +123,7 @@ mod armed {
 
     #[derive(Debug)]
     pub(super) struct Plan {
-        point: FaultPoint,
-        nth: u32,
-        action: Action,
+        steps: Vec<(FaultPoint, u32, Action)>,
         hits: Mutex<HashMap<FaultPoint, u32>>,
     }
 
@@ -137,10 +135,10 @@ mod armed {
                 *n += 1;
                 *n
             };
-            if point != self.point || n != self.nth {
+            let Some((_, _, action)) = self.steps.iter().find(|(p, nth, _)| *p == point && *nth == n) else {
                 return;
-            }
-            match &self.action {
+            };
+            match action {
                 Action::Crash => std::panic::panic_any(Crash(point)),
                 Action::Pause { reached, resume } => {
                     reached.notify_one();
@@ -152,7 +150,18 @@ mod armed {
 
     impl Faults {
         fn armed(point: FaultPoint, nth: u32, action: Action) -> Self {
-            Faults { plan: Some(Arc::new(Plan { point, nth: nth.max(1), action, hits: Mutex::default() })) }
+            Faults { plan: Some(Arc::new(Plan { steps: vec![(point, nth.max(1), action)], hits: Mutex::default() })) }
+        }
+
+        /// This plan, and also a crash the `nth` time `point` is reached (e.g. pause at one
+        /// point, then die at a later one). Call it before the plan is shared.
+        pub fn then_crash_at(self, point: FaultPoint, nth: u32) -> Self {
+            let mut steps = self
+                .plan
+                .map(|p| Arc::try_unwrap(p).expect("then_crash_at on a plan not yet shared").steps)
+                .unwrap_or_default();
+            steps.push((point, nth.max(1), Action::Crash));
+            Faults { plan: Some(Arc::new(Plan { steps, hits: Mutex::default() })) }
         }
 
         /// Crashes (panics with [`Crash`]) the `nth` time (1-based) `point` is reached.

@@ -33,6 +33,21 @@ pub struct SourceRef {
     pub size: u64,
     /// Rows it held (before dedup).
     pub rows: u64,
+    /// The store's id of the version read (an S3 `versionId`), so that a re-send of this source
+    /// reads the same bytes. Absent from messages of older writers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_id: Option<String>,
+}
+
+impl SourceRef {
+    /// The source object this names: its URI, size and the version that was read.
+    pub fn object(&self) -> crate::ports::ObjectMeta {
+        let version = self.id.strip_prefix(&self.uri).and_then(|v| v.strip_prefix('#')).unwrap_or_default();
+        crate::ports::ObjectMeta {
+            version_id: self.version_id.clone(),
+            ..crate::ports::ObjectMeta::new(&self.uri, self.size, version)
+        }
+    }
 }
 
 /// One data file written by a writer.

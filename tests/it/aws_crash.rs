@@ -210,7 +210,7 @@ async fn run_on_the_emulator(faults: Faults, transient: Option<&Arc<Dice>>) -> (
             idle = false;
             let ev: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).expect("sqs event");
             let (c, q, rq) = (committer.clone(), commit_queue.clone(), requeue.clone());
-            match tokio::spawn(async move { handle_committer(&c, &q, Some(rq.as_ref()), ev).await }).await {
+            match tokio::spawn(async move { handle_committer(&c, &q, rq.as_ref(), ev).await }).await {
                 Ok(r) => commits.settle(receipts, &failures(&r)).await,
                 Err(e) => {
                     assert!(crash_point(e.into_panic().as_ref()).is_some(), "only an armed point crashes");

@@ -214,3 +214,30 @@ async fn a_warm_committer_reads_no_metadata() {
     assert_eq!(committer.reads(), 1, "only the first commit read the table metadata");
     assert_eq!(contents(&h.ports, &table()).await.snapshots, 4);
 }
+
+/// A message whose file entries the table cannot hold (here: an unknown partition spec) fails
+/// alone, as poison; the other messages of the batch commit.
+#[tokio::test]
+async fn a_message_that_cannot_convert_fails_alone() {
+    let h = Harness::new();
+    let inputs = h.events("in", 2, 100, 24, 0.0).await;
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    write(&h.engine, &h.ports, &t, vec![inputs[0].clone()]).await.unwrap();
+    write(&h.engine, &h.ports, &t, vec![inputs[1].clone()]).await.unwrap();
+    let mut msgs = drain(&h.ports).await;
+    assert_eq!(msgs.len(), 2);
+    let mut bad = floe::message::FileManifest::from_json(&msgs[1].body).unwrap();
+    bad.spec_id = 99;
+    msgs[1].body = bad.to_json().unwrap();
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    let out = committer.commit(&msgs).await;
+    let result = |id: &str| out.results.iter().find(|(m, _)| m == id).map(|(_, r)| r.clone()).unwrap();
+    assert!(matches!(result(&msgs[0].id), MessageResult::Committed { .. }), "{:?}", out.results);
+    match result(&msgs[1].id) {
+        MessageResult::Poison { reason } => assert!(reason.contains("partition spec 99"), "{reason}"),
+        other => panic!("expected poison, got {other:?}"),
+    }
+    assert_eq!(contents(&h.ports, &table()).await.event_ids().len(), 100, "the good message's rows, once");
+    let states = h.ports.ledger.lookup(&table(), &bad.sources.iter().map(|s| s.id.clone()).collect::<Vec<_>>()).await;
+    assert!(states.unwrap().is_empty(), "the poisoned message's sources are not marked");
+}

@@ -246,6 +246,67 @@ async fn a_zombie_committer_past_its_lease_is_fenced() {
     }
 }
 
+/// Fencing that does not lean on the lock: a zombie paused after writing its metadata, a second
+/// committer that took the expired lock and marked the same sources pending under its own
+/// snapshot, paused at the same point; the zombie swaps and dies before recording the commit;
+/// the second resumes, loses its swap and re-plans. The zombie's pending mark must still be
+/// visible, or the second commits every row again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zombie_that_swaps_after_a_rival_marked_its_sources_doubles_nothing() {
+    use std::sync::Arc;
+
+    use floe::pipeline::commit::{Committer, MessageResult};
+    use floe::pipeline::create::ensure_table;
+    use floe::pipeline::write::write;
+    use floe::table::WriterTable;
+    use tokio::sync::Notify;
+
+    quiet_crashes();
+    let h = Harness::new();
+    let objects = h.events("in", 4, 120, 77, 0.0).await;
+    let expected = source_event_ids(&objects);
+    let cfg = events_table("fence.events");
+    let (state, _) = ensure_table(&h.ports, &h.engine, &cfg, &h.warehouse, &objects).await.expect("table");
+    let wt = WriterTable::from_metadata(&cfg.table, &state.metadata).expect("writer table");
+    for pair in objects.chunks(2) {
+        write(&h.engine, &h.ports, &wt, pair.to_vec()).await.expect("write");
+    }
+    let lease = Duration::from_millis(400);
+    let engine = EngineConfig { lock_lease: lease, ..EngineConfig::default() };
+    let at = FaultPoint::CommitterAfterMetadataWrite;
+    let pause = || (Arc::new(Notify::new()), Arc::new(Notify::new()));
+
+    let ((z_reached, z_resume), (s_reached, s_resume)) = (pause(), pause());
+    let zombie_faults = Faults::pause_at(at, 1, z_reached.clone(), z_resume.clone())
+        .then_crash_at(FaultPoint::CommitterAfterPointerSwap, 1);
+    let mut zombie = Committer::new(engine.clone(), h.ports.clone().with_faults(zombie_faults));
+    let zombie = tokio::spawn(async move { zombie.run_once(10, lease).await });
+    z_reached.notified().await;
+    tokio::time::sleep(lease + Duration::from_millis(200)).await; // lease and visibility expire
+
+    let second_ports = h.ports.clone().with_faults(Faults::pause_at(at, 1, s_reached.clone(), s_resume.clone()));
+    let mut second = Committer::new(engine.clone(), second_ports);
+    let second = tokio::spawn(async move {
+        let out = second.run_once(10, Duration::from_secs(30)).await;
+        (second, out)
+    });
+    s_reached.notified().await;
+
+    z_resume.notify_one();
+    let z = zombie.await;
+    assert!(z.is_err_and(|e| e.is_panic()), "the zombie swapped, then died before recording it");
+
+    s_resume.notify_one();
+    let (mut second, out) = second.await.expect("second committer");
+    let out = out.expect("second run").expect("it had messages");
+    assert!(out.snapshots.is_empty(), "the second committer found the zombie's commit: {:?}", out.results);
+    assert!(out.results.iter().all(|(_, r)| matches!(r, MessageResult::Duplicate)), "{:?}", out.results);
+    tokio::time::sleep(lease + Duration::from_millis(100)).await;
+    while second.run_once(10, Duration::from_secs(30)).await.expect("drain").is_some() {}
+    let v = verify(&h.ports, &cfg.table, &expected, &BTreeSet::new()).await;
+    assert!(v.ok(), "{}", v.detail);
+}
+
 /// A seed from `FLOE_TEST_SEED`, or a fresh one; printed so a failure can be replayed.
 pub fn seed(test: &str) -> u64 {
     let s = std::env::var("FLOE_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);

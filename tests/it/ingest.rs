@@ -128,10 +128,10 @@ async fn small_batches_make_several_snapshots_with_exact_rows() {
     assert_eq!(paths.len(), t.files.len(), "no data file registered twice");
 }
 
+/// A small file whose one value inflates to 64 MiB is refused while inflating, by whichever
+/// limit is lower: what is left of the object's decoded budget, or the per-block limit.
 #[tokio::test]
-async fn a_decompression_bomb_is_refused_by_the_size_limit() {
-    let mut h = Harness::new();
-    h.engine.max_decoded_bytes = 16 << 20;
+async fn a_decompression_bomb_is_refused_by_the_size_limits() {
     let schema =
         apache_avro::Schema::parse_str(r#"{"type":"record","name":"B","fields":[{"name":"blob","type":"bytes"}]}"#)
             .unwrap();
@@ -143,18 +143,26 @@ async fn a_decompression_bomb_is_refused_by_the_size_limit() {
     .unwrap();
     let bomb = w.into_inner().unwrap();
     assert!(bomb.len() < 1 << 20, "small on disk: {} bytes", bomb.len());
-    let good = h.events("in", 1, 100, 4, 0.0).await;
-    let m = h.put_file("in", "bomb.avro", &bomb).await;
-    let cfg = floe::config::TableConfig::new("web.events".parse().unwrap());
-    let mut all = good.clone();
-    all.push(m);
-    let report = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, all, &IngestOptions::default()).await.unwrap();
-    assert_eq!(report.quarantined.len(), 1);
-    let (uri, r) = &report.quarantined[0];
-    assert!(uri.ends_with("bomb.avro"));
-    // The bomb's schema differs from the table's, but the size limit is what refuses it first.
-    assert_eq!(r.kind, "too-large", "{r}");
-    assert_eq!(contents(&h.ports, &cfg.table).await.rows(), 100);
+    for (decoded, block, names) in
+        [(16u64 << 20, 1u64 << 30, "decoded data passes"), (1 << 30, 8 << 20, "max_block_bytes")]
+    {
+        let mut h = Harness::new();
+        h.engine.max_decoded_bytes = decoded;
+        h.engine.max_block_bytes = block;
+        let good = h.events("in", 1, 100, 4, 0.0).await;
+        let m = h.put_file("in", "bomb.avro", &bomb).await;
+        let cfg = floe::config::TableConfig::new("web.events".parse().unwrap());
+        let mut all = good.clone();
+        all.push(m);
+        let report = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, all, &IngestOptions::default()).await.unwrap();
+        assert_eq!(report.quarantined.len(), 1);
+        let (uri, r) = &report.quarantined[0];
+        assert!(uri.ends_with("bomb.avro"));
+        // The bomb's schema differs from the table's, but the size limit is what refuses it first.
+        assert_eq!(r.kind, "too-large", "{r}");
+        assert!(r.reason.contains(names), "{r}");
+        assert_eq!(contents(&h.ports, &cfg.table).await.rows(), 100);
+    }
 }
 
 fn simple_file(schema: &str, rows: Vec<Vec<(&str, apache_avro::types::Value)>>) -> Vec<u8> {
@@ -169,7 +177,10 @@ fn simple_file(schema: &str, rows: Vec<Vec<(&str, apache_avro::types::Value)>>) 
 #[tokio::test]
 async fn a_100_mb_string_and_an_unmappable_schema_are_quarantined_with_reasons() {
     use apache_avro::types::Value;
-    let h = Harness::new();
+    let mut h = Harness::new();
+    // Blocks may inflate far enough here for the value limit to be the one that speaks (by
+    // default the 64 MiB block limit refuses this block first, without naming a field).
+    h.engine.max_block_bytes = 256 << 20;
     let schema =
         r#"{"type":"record","name":"Doc","fields":[{"name":"id","type":"long"},{"name":"payload","type":"string"}]}"#;
     let row = |id: i64, payload: String| vec![("id", Value::Long(id)), ("payload", Value::String(payload))];

@@ -6,6 +6,7 @@ mod aws_crash;
 mod commit;
 mod common;
 mod crash;
+mod immutable;
 mod ingest;
 mod quarantine;
 mod soak;

@@ -16,13 +16,11 @@ async fn main() -> Result<(), Error> {
     let ColdStart { settings, clients, ports } = cold_start().await?;
     let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
         .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
-    let requeue = std::env::var("FLOE_INGEST_QUEUE_URL").ok().map(|url| SqsQueue::new(clients.sqs.clone(), &url));
+    let requeue = SqsQueue::new(clients.sqs.clone(), settings.ingest_queue()?);
     let committer = Mutex::new(Committer::new(EngineConfig::default(), ports));
-    let (committer, queue, requeue) = (&committer, &queue, requeue.as_ref());
+    let (committer, queue, requeue) = (&committer, &queue, &requeue);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<SqsEvent>| async move {
-        Ok::<SqsBatchResponse, Error>(
-            handle_committer(committer, queue, requeue.map(|q| q as &dyn floe::ports::Queue), ev.payload).await,
-        )
+        Ok::<SqsBatchResponse, Error>(handle_committer(committer, queue, requeue, ev.payload).await)
     }))
     .await
 }

@@ -141,23 +141,44 @@ pub fn inspect(bytes: &[u8]) -> Result<ContainerInfo, Rejection> {
 /// Rows per decoded batch.
 pub const BATCH_ROWS: usize = 8192;
 
+/// Limits on what one source object may decode to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeLimits {
+    /// The whole object's decoded data (decompressed blocks, then Arrow memory).
+    pub max_decoded_bytes: u64,
+    /// One decompressed block: a block that inflates past it is refused while inflating, so a
+    /// decompression bomb costs at most this much memory, whatever it would inflate to.
+    pub max_block_bytes: u64,
+}
+
+impl DecodeLimits {
+    /// No limits (benchmarks of trusted input only).
+    pub const NONE: DecodeLimits = DecodeLimits { max_decoded_bytes: u64::MAX, max_block_bytes: u64::MAX };
+}
+
 /// Decodes every record of a container file whose framing [`inspect`] accepted.
 ///
 /// Blocks are decompressed here, one at a time, and handed to arrow-avro as an uncompressed
-/// container: that bounds the decompressed size (`max_decoded_bytes`, checked before or while
-/// inflating, so a small file that inflates enormously is refused without exhausting memory),
-/// checks snappy's CRC with a fast implementation, and keeps hostile blocks away from the
-/// decoder's own decompression. The decoded Arrow memory is bounded by the same limit.
-pub fn decode(bytes: &[u8], info: &ContainerInfo, max_decoded_bytes: u64) -> Result<Vec<RecordBatch>, Rejection> {
+/// container: inflation streams into a buffer and stops at `max_block_bytes` (or at what is left
+/// of `max_decoded_bytes`), so a small file that inflates enormously is refused after
+/// allocating at most that much; snappy's CRC is checked with a fast implementation; and hostile
+/// blocks never reach the decoder's own decompression. The decoded Arrow memory is bounded by
+/// `max_decoded_bytes` too. Uncompressed blocks are handed over without a copy.
+pub fn decode(bytes: &[u8], info: &ContainerInfo, limits: DecodeLimits) -> Result<Vec<RecordBatch>, Rejection> {
+    let max_decoded_bytes = limits.max_decoded_bytes;
     let failure = std::rc::Rc::new(std::cell::RefCell::new(None));
     let stream = Inflate {
         src: bytes,
         pos: info.header_len,
         codec: info.codec.clone(),
         sync: info.sync,
-        buf: rewrite_header(info)?,
-        buf_pos: 0,
+        head: rewrite_header(info)?,
+        body: Body::Borrowed(&[]),
+        with_sync: false,
+        seg: Segment::Head,
+        off: 0,
         budget: max_decoded_bytes,
+        block_limit: limits.max_block_bytes,
         failure: failure.clone(),
     };
     let reader = arrow_avro::reader::ReaderBuilder::new().with_batch_size(BATCH_ROWS).build(stream).map_err(|e| {
@@ -198,38 +219,71 @@ fn too_large(limit: u64, rows: u64) -> Rejection {
     Rejection::new("too-large", format!("decoded data passes the limit of {limit} bytes (after {rows} records)"))
 }
 
+fn block_too_large(limit: u64, block_at: usize) -> Rejection {
+    Rejection::new(
+        "too-large",
+        format!("the block at byte {block_at} inflates past the limit of {limit} bytes per block (max_block_bytes)"),
+    )
+}
+
+/// A block's data: borrowed from the file when it is stored uncompressed.
+enum Body<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl Body<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Body::Borrowed(b) => b,
+            Body::Owned(v) => v,
+        }
+    }
+}
+
+/// Which part of the re-framed stream is being served.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Segment {
+    Head,
+    Body,
+    Sync,
+}
+
 /// A `BufRead` over a container file: a rewritten header (codec `null`), then each block
-/// decompressed and re-framed. Failures are parked in `failure` with their precise reason.
+/// decompressed and re-framed, served as three segments (count and size, data, sync marker) so
+/// that the data is never copied once more. Failures are parked in `failure` with their reason.
 struct Inflate<'a> {
     src: &'a [u8],
     pos: usize,
     codec: String,
     sync: [u8; 16],
-    buf: Vec<u8>,
-    buf_pos: usize,
+    head: Vec<u8>,
+    body: Body<'a>,
+    with_sync: bool,
+    seg: Segment,
+    off: usize,
     budget: u64,
+    block_limit: u64,
     failure: std::rc::Rc<std::cell::RefCell<Option<Rejection>>>,
 }
 
-impl Inflate<'_> {
+impl<'a> Inflate<'a> {
     fn next_block(&mut self) -> Result<(), Rejection> {
         let mut c = Cursor { buf: self.src, pos: self.pos };
         let count = c.long("a block header")?;
         let size = c.long("a block header")?;
-        let data = c.bytes(size, "a block")?;
+        let data: &'a [u8] = c.bytes(size, "a block")?;
         c.bytes(16, "a block's sync marker")?;
         let block_at = self.pos;
         self.pos = c.pos;
-        let limit = self.budget;
+        let (budget, block_limit) = (self.budget, self.block_limit);
+        let limit = budget.min(block_limit);
+        let refuse = |_: ()| if limit == block_limit { block_too_large(limit, block_at) } else { too_large(budget, 0) };
         let corrupt = |what: String| Rejection::new("corrupt", format!("block at byte {block_at}: {what}"));
-        let mut plain: Vec<u8> = Vec::new();
-        match self.codec.as_str() {
-            "null" => {
-                if data.len() as u64 > limit {
-                    return Err(too_large(limit, 0));
-                }
-                plain.extend_from_slice(data);
-            }
+        self.body = Body::Owned(Vec::new()); // the previous block's memory goes before the next is made
+        let body = match self.codec.as_str() {
+            "null" if data.len() as u64 > limit => return Err(refuse(())),
+            "null" => Body::Borrowed(data),
             "snappy" => {
                 let (body, crc) = data
                     .split_at_checked(data.len().saturating_sub(4))
@@ -237,46 +291,74 @@ impl Inflate<'_> {
                     .ok_or_else(|| corrupt("a snappy block needs a 4-byte CRC".into()))?;
                 let n = snap::raw::decompress_len(body).map_err(|e| corrupt(format!("snappy: {e}")))?;
                 if n as u64 > limit {
-                    return Err(too_large(limit, 0));
+                    return Err(refuse(()));
                 }
-                plain = snap::raw::Decoder::new().decompress_vec(body).map_err(|e| corrupt(format!("snappy: {e}")))?;
+                let plain =
+                    snap::raw::Decoder::new().decompress_vec(body).map_err(|e| corrupt(format!("snappy: {e}")))?;
                 let want = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
                 if crc32fast::hash(&plain) != want {
                     return Err(corrupt("snappy CRC mismatch".into()));
                 }
+                Body::Owned(plain)
             }
-            "deflate" => {
-                let d = flate2::read::DeflateDecoder::new(data);
-                read_limited(d, limit, &mut plain)
-                    .map_err(|e| e.unwrap_or_else(|e| corrupt(format!("deflate: {e}"))))?;
-            }
+            "deflate" => Body::Owned(
+                read_limited(flate2::read::DeflateDecoder::new(data), limit)
+                    .map_err(|e| e.map_or_else(refuse, |e| corrupt(format!("deflate: {e}"))))?,
+            ),
             "zstandard" => {
                 let d =
                     zstd::stream::read::Decoder::with_buffer(data).map_err(|e| corrupt(format!("zstandard: {e}")))?;
-                read_limited(d, limit, &mut plain)
-                    .map_err(|e| e.unwrap_or_else(|e| corrupt(format!("zstandard: {e}"))))?;
+                Body::Owned(
+                    read_limited(d, limit)
+                        .map_err(|e| e.map_or_else(refuse, |e| corrupt(format!("zstandard: {e}"))))?,
+                )
             }
             other => return Err(Rejection::new("unsupported-codec", format!("codec `{other}`"))),
-        }
-        self.budget -= plain.len() as u64;
-        self.buf.clear();
-        self.buf_pos = 0;
-        zigzag(count, &mut self.buf);
-        zigzag(plain.len() as i64, &mut self.buf);
-        self.buf.extend_from_slice(&plain);
-        self.buf.extend_from_slice(&self.sync);
+        };
+        let len = body.bytes().len();
+        self.budget -= len as u64;
+        self.head.clear();
+        zigzag(count, &mut self.head);
+        zigzag(len as i64, &mut self.head);
+        self.body = body;
+        self.with_sync = true;
+        (self.seg, self.off) = (Segment::Head, 0);
         Ok(())
+    }
+
+    /// The unread rest of the current segment, moving on to the next segment (and block) when
+    /// one is used up; empty at the end of the file.
+    fn current(&mut self) -> Result<(Segment, usize), Rejection> {
+        loop {
+            let len = match self.seg {
+                Segment::Head => self.head.len(),
+                Segment::Body => self.body.bytes().len(),
+                Segment::Sync if self.with_sync => self.sync.len(),
+                Segment::Sync => 0,
+            };
+            if self.off < len {
+                return Ok((self.seg, len));
+            }
+            match self.seg {
+                Segment::Head => (self.seg, self.off) = (Segment::Body, 0),
+                Segment::Body => (self.seg, self.off) = (Segment::Sync, 0),
+                Segment::Sync if self.pos < self.src.len() => self.next_block()?,
+                Segment::Sync => return Ok((Segment::Sync, self.off)),
+            }
+        }
     }
 }
 
-/// Reads at most `limit` bytes; `Err(Some(..))` if there is more (a decompression bomb).
-fn read_limited(r: impl std::io::Read, limit: u64, out: &mut Vec<u8>) -> Result<(), Result<Rejection, std::io::Error>> {
+/// Inflates at most `limit` bytes, growing the buffer as the data arrives (never to the size a
+/// header claims); `Err(Ok(()))` if there is more (a decompression bomb).
+fn read_limited(r: impl std::io::Read, limit: u64) -> Result<Vec<u8>, Result<std::io::Error, ()>> {
     use std::io::Read;
-    let n = r.take(limit.saturating_add(1)).read_to_end(out).map_err(Err)?;
+    let mut out = Vec::new();
+    let n = r.take(limit.saturating_add(1)).read_to_end(&mut out).map_err(Ok)?;
     if n as u64 > limit {
-        return Err(Ok(too_large(limit, 0)));
+        return Err(Err(()));
     }
-    Ok(())
+    Ok(out)
 }
 
 impl std::io::Read for Inflate<'_> {
@@ -294,19 +376,24 @@ impl std::io::Read for Inflate<'_> {
 
 impl std::io::BufRead for Inflate<'_> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        if self.buf_pos >= self.buf.len()
-            && self.pos < self.src.len()
-            && let Err(r) = self.next_block()
-        {
-            let msg = r.to_string();
-            *self.failure.borrow_mut() = Some(r);
-            return Err(std::io::Error::other(msg));
-        }
-        Ok(&self.buf[self.buf_pos..])
+        let (seg, len) = match self.current() {
+            Ok(at) => at,
+            Err(r) => {
+                let msg = r.to_string();
+                *self.failure.borrow_mut() = Some(r);
+                return Err(std::io::Error::other(msg));
+            }
+        };
+        let off = self.off.min(len);
+        Ok(match seg {
+            Segment::Head => &self.head[off..len],
+            Segment::Body => &self.body.bytes()[off..len],
+            Segment::Sync => &self.sync[off..len],
+        })
     }
 
     fn consume(&mut self, n: usize) {
-        self.buf_pos += n;
+        self.off += n;
     }
 }
 

@@ -4,7 +4,8 @@
 //! shape: Iceberg field ids in the field metadata, microsecond times, plain strings for enums,
 //! its own child names for lists and maps, and its column order. This module matches fields by
 //! name, re-labels nested arrays without copying their buffers, casts leaves where the physical
-//! type differs, fills optional columns the file lacks with nulls, and refuses (naming the field)
+//! type differs (exactly: a value the cast cannot carry is an error, never a null; which types
+//! may meet at all is decided before, by `convert::compat`), fills optional columns the file lacks with nulls, and refuses (naming the field)
 //! a file that lacks a required column, has a column the table does not, or carries nulls in a
 //! required one. It owns no schema evolution policy beyond that.
 
@@ -14,6 +15,10 @@ use arrow_array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, RecordBatch
 use arrow_schema::{DataType, Field, FieldRef, SchemaRef};
 
 use crate::{Error, Result};
+
+/// Casts that fail instead of turning a value they cannot carry into a null.
+const EXACT: arrow_cast::CastOptions<'static> =
+    arrow_cast::CastOptions { safe: false, format_options: arrow_cast::display::FormatOptions::new() };
 
 /// Reshapes `batch` into the table schema `target`.
 pub fn conform_batch(batch: &RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
@@ -77,9 +82,11 @@ fn conform_array(array: &ArrayRef, target: &FieldRef, path: &str) -> Result<Arra
         (t, s) if is_nested(t) || is_nested(s) => {
             return Err(Error::schema(path, format!("the file has {s} where the table has {t}")));
         }
-        (t, s) => {
-            arrow_cast::cast(array, t).map_err(|e| Error::schema(path, format!("cannot convert {s} to {t}: {e}")))?
-        }
+        // Only representations of one Iceberg type (or its promotions) reach here: the file's
+        // schema passed `compat::check_file_against_table`. `safe: false` makes any value the
+        // cast cannot carry exactly (an overflow, an unparsable string) an error, never a null.
+        (t, s) => arrow_cast::cast_with_options(array, t, &EXACT)
+            .map_err(|e| Error::schema(path, format!("cannot convert {s} to {t} exactly: {e}")))?,
     };
     Ok(out)
 }

@@ -3,6 +3,7 @@
 //! Nothing here does I/O beyond byte slices.
 
 pub mod avro;
+pub mod compat;
 pub mod conform;
 pub mod parquet;
 pub mod schema;

@@ -56,9 +56,10 @@ pub fn writer_properties(compression: &str, row_group_rows: usize) -> Result<Wri
 }
 
 /// Encodes `batches` (all of `arrow_schema`, which carries Iceberg field ids) into one Parquet
-/// file held in memory, and returns it with its Iceberg metrics.
-pub fn write_parquet(
-    batches: &[RecordBatch],
+/// file held in memory, and returns it with its Iceberg metrics. Batches are taken one at a
+/// time, so a caller may make each just before it is written.
+pub fn write_parquet<B: std::borrow::Borrow<RecordBatch>>(
+    batches: impl IntoIterator<Item = Result<B>>,
     arrow_schema: &SchemaRef,
     schema: &Schema,
     props: WriterProperties,
@@ -66,7 +67,7 @@ pub fn write_parquet(
     let mut buf = Vec::new();
     let mut writer = ArrowWriter::try_new(&mut buf, arrow_schema.clone(), Some(props))?;
     for b in batches {
-        writer.write(b)?;
+        writer.write(b?.borrow())?;
     }
     let meta = writer.close()?;
     let metrics = metrics_from_footer(&meta, schema)?;
@@ -225,14 +226,99 @@ fn next_char(c: u32) -> Option<char> {
     char::from_u32(c).or_else(|| if (0xD800..=0xDFFF).contains(&c) { char::from_u32(0xE000) } else { None })
 }
 
-/// An Arrow schema for `schema` with Iceberg field ids in the field metadata.
+/// An Arrow schema for `schema` with Iceberg field ids in the field metadata, and `uuid` columns
+/// marked with Arrow's canonical `arrow.uuid` extension type, so that Parquet writes them as
+/// `fixed_len_byte_array(16)` with the `UUID` logical type (the Iceberg spec's Appendix A).
 pub fn arrow_schema(schema: &Schema) -> Result<SchemaRef> {
-    Ok(Arc::new(iceberg::arrow::schema_to_arrow_schema(schema)?))
+    let plain = iceberg::arrow::schema_to_arrow_schema(schema)?;
+    let fields: Vec<arrow_schema::FieldRef> = plain.fields().iter().map(|f| Arc::new(mark_uuids(f, schema))).collect();
+    Ok(Arc::new(arrow_schema::Schema::new_with_metadata(fields, plain.metadata().clone())))
+}
+
+const ARROW_EXTENSION_NAME: &str = "ARROW:extension:name";
+
+/// `field` with every uuid field in it (itself included) marked `arrow.uuid`.
+fn mark_uuids(field: &arrow_schema::Field, schema: &Schema) -> arrow_schema::Field {
+    use arrow_schema::DataType as D;
+    let nested = |f: &arrow_schema::FieldRef| Arc::new(mark_uuids(f, schema));
+    let data_type = match field.data_type() {
+        D::Struct(children) => D::Struct(children.iter().map(nested).collect()),
+        D::List(elem) => D::List(nested(elem)),
+        D::LargeList(elem) => D::LargeList(nested(elem)),
+        D::Map(entries, sorted) => D::Map(nested(entries), *sorted),
+        other => other.clone(),
+    };
+    let id = field.metadata().get(parquet::arrow::PARQUET_FIELD_ID_META_KEY).and_then(|v| v.parse::<i32>().ok());
+    let is_uuid = id
+        .and_then(|id| schema.field_by_id(id))
+        .is_some_and(|f| matches!(*f.field_type, Type::Primitive(PrimitiveType::Uuid)));
+    let mut out = field.clone().with_data_type(data_type);
+    if is_uuid {
+        let mut metadata = out.metadata().clone();
+        metadata.insert(ARROW_EXTENSION_NAME.into(), "arrow.uuid".into());
+        out = out.with_metadata(metadata);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uuid_columns_get_parquets_uuid_logical_type() {
+        use iceberg::spec::{ListType, NestedField};
+        use parquet::basic::LogicalType;
+        let schema = Schema::builder()
+            .with_fields(vec![
+                Arc::new(NestedField::required(1, "id", Type::Primitive(PrimitiveType::Uuid))),
+                Arc::new(NestedField::optional(
+                    2,
+                    "ids",
+                    Type::List(ListType::new(Arc::new(NestedField::list_element(
+                        3,
+                        Type::Primitive(PrimitiveType::Uuid),
+                        false,
+                    )))),
+                )),
+                Arc::new(NestedField::required(4, "raw", Type::Primitive(PrimitiveType::Fixed(16)))),
+            ])
+            .build()
+            .unwrap();
+        let arrow = arrow_schema(&schema).unwrap();
+        let id = arrow_array::FixedSizeBinaryArray::try_from_iter([[7u8; 16]].into_iter()).unwrap();
+        let values = arrow_array::FixedSizeBinaryArray::try_from_iter([[8u8; 16]].into_iter()).unwrap();
+        let arrow_schema::DataType::List(elem) = arrow.field(1).data_type() else { panic!("list") };
+        let ids = arrow_array::ListArray::try_new(
+            elem.clone(),
+            arrow_buffer::OffsetBuffer::from_lengths([1]),
+            Arc::new(values),
+            None,
+        )
+        .unwrap();
+        let raw = arrow_array::FixedSizeBinaryArray::try_from_iter([[9u8; 16]].into_iter()).unwrap();
+        let batch = RecordBatch::try_new(arrow.clone(), vec![Arc::new(id), Arc::new(ids), Arc::new(raw)]).unwrap();
+        let props = writer_properties("zstd", 1024).unwrap();
+        let (body, _) = write_parquet([Ok(batch)], &arrow, &schema, props).unwrap();
+        let reader = parquet::file::reader::SerializedFileReader::new(body).unwrap();
+        use parquet::file::reader::FileReader;
+        let descr = reader.metadata().file_metadata().schema_descr_ptr();
+        let logical: Vec<(String, Option<LogicalType>)> =
+            descr.columns().iter().map(|c| (c.path().string(), c.logical_type_ref().cloned())).collect();
+        assert_eq!(
+            logical,
+            vec![
+                ("id".into(), Some(LogicalType::Uuid)),
+                ("ids.list.element".into(), Some(LogicalType::Uuid)),
+                ("raw".into(), None),
+            ],
+            "uuid columns carry the UUID logical type; a plain fixed[16] does not"
+        );
+        for c in descr.columns() {
+            assert_eq!(c.physical_type(), parquet::basic::Type::FIXED_LEN_BYTE_ARRAY);
+            assert_eq!(c.type_length(), 16);
+        }
+    }
 
     #[test]
     fn string_bounds_truncate_like_iceberg() {

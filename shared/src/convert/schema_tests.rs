@@ -197,7 +197,7 @@ proptest! {
         let avro = apache_avro::Schema::parse_str(&json).unwrap();
         let bytes = apache_avro::Writer::new(&avro, Vec::new()).into_inner().unwrap();
         let info = crate::convert::avro::inspect(&bytes).unwrap();
-        let batches = crate::convert::avro::decode(&bytes, &info, u64::MAX).unwrap();
+        let batches = crate::convert::avro::decode(&bytes, &info, crate::convert::avro::DecodeLimits::NONE).unwrap();
         let arrow = crate::convert::parquet::arrow_schema(&schema).unwrap();
         for b in batches {
             crate::convert::conform::conform_batch(&b, &arrow).unwrap();

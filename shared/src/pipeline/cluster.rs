@@ -5,6 +5,7 @@ use hashbrown::HashSet;
 use std::ops::Range;
 
 use arrow_array::{Array, ArrayRef, FixedSizeBinaryArray, RecordBatch, StringArray, StructArray, UInt32Array};
+use arrow_buffer::NullBuffer;
 use arrow_ord::sort::{SortColumn, SortOptions};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::DataType;
@@ -28,16 +29,24 @@ pub(crate) fn column_by_path(batch: &RecordBatch, path: &str) -> Result<ArrayRef
             .as_any()
             .downcast_ref::<StructArray>()
             .ok_or_else(|| Error::Config(format!("column `{path}`: `{p}` is not inside a struct")))?;
-        col = s
+        let child = s
             .column_by_name(p)
             .cloned()
             .ok_or_else(|| Error::Config(format!("column `{path}` is not in the table")))?;
+        // A field under a null struct is null, whatever its own slot holds.
+        col = match NullBuffer::union(s.nulls(), child.logical_nulls().as_ref()) {
+            Some(nulls) if s.nulls().is_some() => {
+                arrow_array::make_array(child.to_data().into_builder().nulls(Some(nulls)).build()?)
+            }
+            _ => child,
+        };
     }
     Ok(col)
 }
 
 /// The rows to keep so that each distinct dedup key appears once (its first occurrence, in
-/// source order), or `None` when there is no key or no duplicate.
+/// source order), or `None` when there is no key or no duplicate. A row whose key is null in
+/// any of its columns has no key (as in SQL, NULL equals nothing): it is always kept.
 pub fn dedup(batch: &RecordBatch, key: &[String]) -> Result<Option<Vec<u32>>> {
     if key.is_empty() || batch.num_rows() == 0 {
         return Ok(None);
@@ -61,8 +70,12 @@ pub fn dedup(batch: &RecordBatch, key: &[String]) -> Result<Option<Vec<u32>>> {
         _ => {
             let conv = RowConverter::new(cols.iter().map(|c| SortField::new(c.data_type().clone())).collect())?;
             let rows = conv.convert_columns(&cols)?;
+            let nulls = cols
+                .iter()
+                .fold(None, |acc: Option<NullBuffer>, c| NullBuffer::union(acc.as_ref(), c.logical_nulls().as_ref()));
+            let keyless = |i: usize| nulls.as_ref().is_some_and(|n| n.is_null(i));
             let mut seen: HashSet<&[u8]> = HashSet::with_capacity(n);
-            keep.extend((0..n as u32).filter(|i| seen.insert(rows.row(*i as usize).data())));
+            keep.extend((0..n as u32).filter(|i| keyless(*i as usize) || seen.insert(rows.row(*i as usize).data())));
         }
     }
     Ok((keep.len() < n).then_some(keep))
@@ -134,12 +147,22 @@ fn sort_indices(
     Ok(UInt32Array::from(idx))
 }
 
-/// A sorted batch and the row ranges of its partitions, each with its partition tuple.
+/// The order of a writer batch's rows, sorted by partition and then the cluster key, with the
+/// range of each partition in that order. Rows are gathered from the decoded batches one data
+/// file at a time ([`Clustered::gather`]), so the batch is never held twice whole.
 pub struct Clustered {
-    /// Rows sorted by partition, then by the cluster key.
-    pub batch: RecordBatch,
-    /// One entry per partition, in order.
+    /// (decoded batch, row) of each output row, in output order.
+    rows: Vec<(usize, usize)>,
+    /// One entry per partition, in order: its range of `rows` and its partition tuple.
     pub partitions: Vec<(Range<usize>, Struct)>,
+}
+
+impl Clustered {
+    /// The output rows in `range` (a part of one partition), gathered from `batches`.
+    pub fn gather(&self, batches: &[RecordBatch], range: Range<usize>) -> Result<RecordBatch> {
+        let refs: Vec<&RecordBatch> = batches.iter().collect();
+        Ok(arrow_select::interleave::interleave_record_batch(&refs, &self.rows[range])?)
+    }
 }
 
 /// The columns clustering reads (dedup key, sort key, partition sources), concatenated over a
@@ -193,8 +216,8 @@ fn partition_values(keys: &RecordBatch, table: &WriterTable) -> Result<Option<St
 }
 
 /// Sorts the rows of the writer batch `batches` listed in `keep` (all if `None`) by partition
-/// and then the table's cluster key, reading only `keys` (see [`key_batch`]), and builds the
-/// sorted batch with one gather from the source batches.
+/// and then the table's cluster key, reading only `keys` (see [`key_batch`]); the rows are
+/// gathered later, a data file at a time.
 pub fn cluster(
     batches: &[RecordBatch],
     keys: &RecordBatch,
@@ -218,43 +241,33 @@ pub fn cluster(
             });
         }
     }
-    let (batch, part) = if sort.is_empty() && part.is_none() && keep.is_none() {
-        (arrow_select::concat::concat_batches(&table.arrow_schema, batches)?, part)
+    let starts: Vec<usize> = batches
+        .iter()
+        .scan(0usize, |acc, b| {
+            let s = *acc;
+            *acc += b.num_rows();
+            Some(s)
+        })
+        .collect();
+    let locate = |g: usize| {
+        let b = starts.partition_point(|&s| s <= g) - 1;
+        (b, g - starts[b])
+    };
+    let (rows, part): (Vec<(usize, usize)>, _) = if sort.is_empty() && part.is_none() && keep.is_none() {
+        ((0..keys.num_rows()).map(locate).collect(), part)
     } else {
         let idx = sort_indices(part.as_ref(), &sort, keys.num_rows(), keep)?;
-        let starts: Vec<usize> = batches
-            .iter()
-            .scan(0usize, |acc, b| {
-                let s = *acc;
-                *acc += b.num_rows();
-                Some(s)
-            })
-            .collect();
-        let pairs: Vec<(usize, usize)> = idx
-            .values()
-            .iter()
-            .map(|&g| {
-                let g = g as usize;
-                let b = starts.partition_point(|&s| s <= g) - 1;
-                (b, g - starts[b])
-            })
-            .collect();
-        let refs: Vec<&RecordBatch> = batches.iter().collect();
-        let sorted = if refs.is_empty() {
-            RecordBatch::new_empty(table.arrow_schema.clone())
-        } else {
-            arrow_select::interleave::interleave_record_batch(&refs, &pairs)?
-        };
+        let rows = idx.values().iter().map(|&g| locate(g as usize)).collect();
         let part = match part {
             Some(p) => Some(take(&p, &idx, None)?.as_any().downcast_ref::<StructArray>().expect("struct").clone()),
             None => None,
         };
-        (sorted, part)
+        (rows, part)
     };
-    let n = batch.num_rows();
+    let n = rows.len();
     let Some(part) = part else {
         let partitions = if n == 0 { vec![] } else { vec![(0..n, Struct::empty())] };
-        return Ok(Clustered { batch, partitions });
+        return Ok(Clustered { rows, partitions });
     };
     let ranges = arrow_ord::partition::partition(part.columns())?.ranges();
     let ptype = table.spec.partition_type(&table.schema)?;
@@ -268,5 +281,55 @@ pub fn cluster(
         };
         partitions.push((r, value));
     }
-    Ok(Clustered { batch, partitions })
+    Ok(Clustered { rows, partitions })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch, StringArray, StructArray};
+    use arrow_schema::{DataType, Field, Fields, Schema};
+
+    use super::dedup;
+
+    fn batch(ids: Vec<Option<&str>>, n: Vec<Option<i64>>) -> RecordBatch {
+        let schema = Schema::new(vec![Field::new("id", DataType::Utf8, true), Field::new("n", DataType::Int64, true)]);
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(StringArray::from(ids)), Arc::new(Int64Array::from(n))])
+            .unwrap()
+    }
+
+    #[test]
+    fn first_occurrence_of_each_key_wins() {
+        let b = batch(vec![Some("a"), Some("b"), Some("a"), Some("c"), Some("b")], vec![Some(1); 5]);
+        assert_eq!(dedup(&b, &["id".into()]).unwrap(), Some(vec![0, 1, 3]));
+    }
+
+    #[test]
+    fn rows_with_a_null_key_are_all_kept() {
+        let b = batch(vec![None, Some("a"), None, Some("a"), None], vec![Some(1); 5]);
+        assert_eq!(dedup(&b, &["id".into()]).unwrap(), Some(vec![0, 1, 2, 4]));
+        let b = batch(vec![None, None, None], vec![Some(1); 3]);
+        assert_eq!(dedup(&b, &["id".into()]).unwrap(), None);
+        // Composite key: null in either column means no key.
+        let b = batch(vec![Some("a"), Some("a"), None, None, Some("a")], vec![None, None, Some(1), Some(1), Some(1)]);
+        assert_eq!(dedup(&b, &["id".into(), "n".into()]).unwrap(), None);
+        let b = batch(vec![Some("a"), Some("a"), Some("a")], vec![Some(1), None, Some(1)]);
+        assert_eq!(dedup(&b, &["id".into(), "n".into()]).unwrap(), Some(vec![0, 1]));
+    }
+
+    #[test]
+    fn a_key_under_a_null_struct_is_null() {
+        let inner = Fields::from(vec![Field::new("k", DataType::Int64, true)]);
+        let k = Int64Array::from(vec![Some(5), Some(5), Some(5)]);
+        let s = StructArray::try_new(
+            inner.clone(),
+            vec![Arc::new(k)],
+            Some(arrow_buffer::NullBuffer::from(vec![true, false, false])),
+        )
+        .unwrap();
+        let schema = Schema::new(vec![Field::new("s", DataType::Struct(inner), true)]);
+        let b = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(s)]).unwrap();
+        assert_eq!(dedup(&b, &["s.k".into()]).unwrap(), None);
+    }
 }

@@ -240,83 +240,33 @@ impl Committer {
             let state = self.state(table).await?.state.clone();
             let ids: Vec<String> = group.iter().flat_map(|(_, m)| m.sources.iter().map(|s| s.id.clone())).collect();
             let known = self.ports.ledger.lookup(table, &ids).await?;
-            // A source is committed if the ledger says so, or if its pending snapshot made it
-            // into the table (the committer died between the swap and the ledger update).
-            let mut committed: HashSet<String> = HashSet::new();
-            let mut healed: HashMap<i64, Vec<String>> = HashMap::new();
-            for (id, s) in known {
-                match s {
-                    SourceState::Committed { .. } => {
-                        committed.insert(id);
-                    }
-                    SourceState::Pending { snapshot_id } if state.metadata.snapshot_by_id(snapshot_id).is_some() => {
-                        healed.entry(snapshot_id).or_default().push(id.clone());
-                        committed.insert(id);
-                    }
-                    SourceState::Pending { .. } => {}
-                }
-            }
-            for (snap, ids) in &healed {
+            let settled = settle(&state, known);
+            for (snap, ids) in &settled.healed {
                 self.ports.ledger.record_committed(table, ids, *snap).await?;
             }
-
-            let mut results = vec![];
-            let mut take: Vec<&FileManifest> = vec![];
-            let mut take_ids: Vec<&String> = vec![];
-            let mut taken: HashSet<&str> = HashSet::new();
-            let mut batches: HashSet<&str> = HashSet::new();
-            for (id, m) in group {
-                let done = |s: &SourceRef| committed.contains(&s.id) || taken.contains(s.id.as_str());
-                if !batches.insert(m.batch_id.as_str()) || m.sources.iter().all(done) {
-                    results.push((id.clone(), MessageResult::Duplicate));
-                } else if m.sources.iter().any(done) {
-                    let requeue: Vec<SourceRef> = m.sources.iter().filter(|s| !done(s)).cloned().collect();
-                    warn!(message = %id, batch = %m.batch_id, requeue = requeue.len(), "manifest overlaps committed sources; rejected");
-                    results.push((id.clone(), MessageResult::Overlap { requeue }));
-                } else {
-                    taken.extend(m.sources.iter().map(|s| s.id.as_str()));
-                    take.push(m);
-                    take_ids.push(id);
-                }
-            }
-            if take.is_empty() {
+            let Classified { mut results, take } = classify(group, &settled.committed);
+            let Converted { files, poisoned, taken } = convert(&state, take);
+            results.extend(poisoned);
+            if taken.is_empty() {
                 return Ok((results, None));
             }
-            let sources: Vec<String> = take.iter().flat_map(|m| m.sources.iter().map(|s| s.id.clone())).collect();
-            let files_meta: Vec<_> = take.iter().flat_map(|m| m.files.iter().map(move |f| (m, f))).collect();
-            if files_meta.is_empty() {
+            let sources: Vec<String> = taken.iter().flat_map(|(_, m)| m.sources.iter().map(|s| s.id.clone())).collect();
+            let taken_ids: Vec<String> = taken.iter().map(|(id, _)| id.clone()).collect();
+            if files.is_empty() {
                 // Only empty sources: no rows to double-count, nothing to snapshot.
                 let snap = state.metadata.current_snapshot_id().unwrap_or(0);
                 self.ports.ledger.record_committed(table, &sources, snap).await?;
-                results.extend(
-                    take_ids.into_iter().map(|id| (id.clone(), MessageResult::Committed { snapshot_id: snap })),
-                );
+                results.extend(taken_ids.into_iter().map(|id| (id, MessageResult::Committed { snapshot_id: snap })));
                 return Ok((results, None));
             }
-            let schema = state.metadata.current_schema().clone();
-            let mut data_files: Vec<(i32, DataFile)> = Vec::with_capacity(files_meta.len());
-            for (m, f) in &files_meta {
-                let spec = state.metadata.partition_spec_by_id(m.spec_id).ok_or_else(|| {
-                    Error::Config(format!(
-                        "manifest {} names partition spec {} which the table lacks",
-                        m.batch_id, m.spec_id
-                    ))
-                })?;
-                data_files.push((m.spec_id, f.to_data_file(&schema, spec)?));
-            }
-            let rows: u64 = data_files.iter().map(|(_, f)| f.record_count()).sum();
-            let nfiles = data_files.len();
-            let snapshot_id = loop {
-                let id = rand::rng().random_range(1..i64::MAX);
-                if state.metadata.snapshot_by_id(id).is_none() {
-                    break id;
-                }
-            };
+            let rows: u64 = files.iter().map(|(_, f)| f.record_count()).sum();
+            let nfiles = files.len();
+            let snapshot_id = fresh_snapshot_id(&state);
             self.ports.ledger.record_pending(table, &sources, snapshot_id).await?;
             let cached = self.cache.get(table).and_then(|c| c.manifests.clone());
             self.reads += u64::from(cached.is_none() && state.metadata.current_snapshot().is_some());
             let extra = [("floe.source-objects", sources.len().to_string())];
-            let plan = plan_append(self.ports.store.as_ref(), &state, cached, data_files, snapshot_id, &extra).await?;
+            let plan = plan_append(self.ports.store.as_ref(), &state, cached, files, snapshot_id, &extra).await?;
             self.ports.faults.hit(FaultPoint::CommitterAfterManifestWrite).await;
             // Still ours? A committer paused past its lease stops here; the swap below is
             // still the fence for one that pauses between this check and the swap.
@@ -346,8 +296,7 @@ impl Committer {
                     info!(%table, snapshot_id, files = nfiles, rows, attempt, ms = started.elapsed().as_millis() as u64, "committed");
                     self.ports.metrics.count("commits", 1);
                     self.ports.metrics.count("committed_rows", rows);
-                    results
-                        .extend(take_ids.into_iter().map(|id| (id.clone(), MessageResult::Committed { snapshot_id })));
+                    results.extend(taken_ids.into_iter().map(|id| (id, MessageResult::Committed { snapshot_id })));
                     return Ok((results, Some((table.clone(), snapshot_id, nfiles, rows))));
                 }
                 Err(PortError::Conflict(why)) => {
@@ -369,5 +318,109 @@ impl Committer {
             attempts: self.cfg.commit_attempts,
             reason: "every compare-and-swap lost to a concurrent commit".into(),
         })
+    }
+}
+
+/// What the ledger and the table's history say of a group's sources.
+#[derive(Debug, Default, PartialEq)]
+struct Settled {
+    /// Sources whose rows are in the table.
+    committed: HashSet<String>,
+    /// Pending sources found in the history, by the snapshot that holds them: to be recorded
+    /// committed (a committer died between its swap and its ledger update).
+    healed: HashMap<i64, Vec<String>>,
+}
+
+/// A source is committed if the ledger says so, or if any of its pending snapshots made it
+/// into the table, whichever committer attempted it.
+fn settle(state: &TableState, known: Vec<(String, SourceState)>) -> Settled {
+    let mut out = Settled::default();
+    for (id, s) in known {
+        match s {
+            SourceState::Committed { .. } => {
+                out.committed.insert(id);
+            }
+            SourceState::Pending { snapshot_ids } => {
+                if let Some(snap) = snapshot_ids.into_iter().find(|s| state.metadata.snapshot_by_id(*s).is_some()) {
+                    out.healed.entry(snap).or_default().push(id.clone());
+                    out.committed.insert(id);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A group's messages sorted into those settled now and those to commit.
+struct Classified<'a> {
+    results: Vec<(String, MessageResult)>,
+    take: Vec<(&'a String, &'a FileManifest)>,
+}
+
+/// Duplicates (a batch seen already, or every source committed) are settled; a manifest that
+/// overlaps committed sources, or sources taken by an earlier message of the group, is
+/// rejected with the rest of its sources to requeue; the others are taken.
+fn classify<'a>(group: &'a [(String, FileManifest)], committed: &HashSet<String>) -> Classified<'a> {
+    let mut results = vec![];
+    let mut take = vec![];
+    let mut taken: HashSet<&str> = HashSet::new();
+    let mut batches: HashSet<&str> = HashSet::new();
+    for (id, m) in group {
+        let done = |s: &SourceRef| committed.contains(&s.id) || taken.contains(s.id.as_str());
+        if !batches.insert(m.batch_id.as_str()) || m.sources.iter().all(done) {
+            results.push((id.clone(), MessageResult::Duplicate));
+        } else if m.sources.iter().any(done) {
+            let requeue: Vec<SourceRef> = m.sources.iter().filter(|s| !done(s)).cloned().collect();
+            warn!(message = %id, batch = %m.batch_id, requeue = requeue.len(), "manifest overlaps committed sources; rejected");
+            results.push((id.clone(), MessageResult::Overlap { requeue }));
+        } else {
+            taken.extend(m.sources.iter().map(|s| s.id.as_str()));
+            take.push((id, m));
+        }
+    }
+    Classified { results, take }
+}
+
+/// The taken messages' data files as Iceberg entries, each with its partition spec id.
+struct Converted<'a> {
+    files: Vec<(i32, DataFile)>,
+    /// Messages whose entries cannot be converted: they fail alone.
+    poisoned: Vec<(String, MessageResult)>,
+    /// The messages whose files are in `files`.
+    taken: Vec<(String, &'a FileManifest)>,
+}
+
+/// Converts each taken message on its own: one whose file entries the table cannot hold (an
+/// unknown partition spec, a malformed bound) is poison, and the others still commit.
+fn convert<'a>(state: &TableState, take: Vec<(&'a String, &'a FileManifest)>) -> Converted<'a> {
+    let schema = state.metadata.current_schema();
+    let mut out = Converted { files: vec![], poisoned: vec![], taken: vec![] };
+    for (id, m) in take {
+        let files: Result<Vec<(i32, DataFile)>> = match state.metadata.partition_spec_by_id(m.spec_id) {
+            None => Err(Error::Config(format!("it names partition spec {} which the table lacks", m.spec_id))),
+            Some(spec) => m.files.iter().map(|f| Ok((m.spec_id, f.to_data_file(schema, spec)?))).collect(),
+        };
+        match files {
+            Ok(files) => {
+                out.files.extend(files);
+                out.taken.push((id.clone(), m));
+            }
+            Err(e) => {
+                warn!(message = %id, batch = %m.batch_id, error = %e, "manifest cannot be committed; poison");
+                let reason = format!("manifest {}: {e}", m.batch_id);
+                out.poisoned.push((id.clone(), MessageResult::Poison { reason }));
+            }
+        }
+    }
+    out
+}
+
+/// A snapshot id the table has not used.
+fn fresh_snapshot_id(state: &TableState) -> i64 {
+    loop {
+        let id = rand::rng().random_range(1..i64::MAX);
+        if state.metadata.snapshot_by_id(id).is_none() {
+            return id;
+        }
     }
 }

@@ -42,7 +42,11 @@ pub async fn ensure_table(
             refused.push((obj.clone(), Rejection::new("too-large", why)));
             continue;
         }
-        let bytes = ports.store.get(&obj.uri).await?;
+        // The notified version only: one gone since cannot define the table (nor land in it).
+        let Some(bytes) = ports.store.get_version(obj).await? else {
+            refused.push((obj.clone(), super::write::superseded(obj)));
+            continue;
+        };
         let info = match avro::inspect(&bytes) {
             Ok(i) => i,
             Err(r) => {

@@ -56,6 +56,8 @@ pub struct IngestReport {
     pub skipped: usize,
     /// Objects refused, with why.
     pub quarantined: Vec<(String, Rejection)>,
+    /// Objects whose listed version was gone when read (overwritten or deleted meanwhile).
+    pub superseded: usize,
     /// Rows decoded.
     pub rows_in: u64,
     /// Rows committed.
@@ -145,25 +147,15 @@ pub async fn ingest(
         report.duplicates += o.duplicates;
         report.bytes_in += o.bytes_in;
         report.quarantined.extend(o.quarantined.into_iter().map(|(m, r)| (m.uri, r)));
+        report.superseded += o.superseded.len();
     }
     report.rows_committed = committed.rows;
     report.files = committed.files;
     report.snapshots = committed.snapshots;
     if !committed.requeue.is_empty() {
         // Sources bounced by an overlapping manifest: write them again, in batches of their own.
-        let mut again = vec![];
-        for s in committed.requeue {
-            match ports.store.head(&s.uri).await {
-                Ok(meta) => again.push(meta),
-                Err(crate::PortError::NotFound(_)) => {
-                    report.quarantined.push((
-                        s.uri,
-                        Rejection::new("unreadable", "the object vanished before it could be rewritten"),
-                    ));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
+        // The very versions they name: one gone since is recorded as superseded by the writer.
+        let again = committed.requeue.iter().map(crate::message::SourceRef::object).collect();
         let second = Box::pin(ingest(engine, ports, table_cfg, warehouse, again, opts)).await?;
         report.rows_in += second.rows_in;
         report.rows_committed += second.rows_committed;
@@ -171,6 +163,7 @@ pub async fn ingest(
         report.files += second.files;
         report.snapshots += second.snapshots;
         report.quarantined.extend(second.quarantined);
+        report.superseded += second.superseded;
     }
     report.elapsed = started.elapsed();
     info!(
@@ -290,7 +283,7 @@ mod tests {
     use super::*;
 
     fn objs(n: usize, size: u64) -> Vec<ObjectMeta> {
-        (0..n).map(|i| ObjectMeta { uri: format!("file:///o{i}"), size, version: "v".into() }).collect()
+        (0..n).map(|i| ObjectMeta::new(format!("file:///o{i}"), size, "v")).collect()
     }
 
     #[test]

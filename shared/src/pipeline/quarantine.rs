@@ -112,7 +112,13 @@ pub async fn replay_notifications(
     let mut vanished = vec![];
     for r in records {
         match current(store, &r.uri).await? {
-            Some(m) => sources.push(SourceRef { id: source_id(&m), uri: m.uri, size: m.size, rows: 0 }),
+            Some(m) => sources.push(SourceRef {
+                id: source_id(&m),
+                uri: m.uri,
+                size: m.size,
+                rows: 0,
+                version_id: m.version_id,
+            }),
             None => vanished.push(r.uri.clone()),
         }
     }

@@ -15,7 +15,7 @@ use tracing::{info, instrument, warn};
 
 use super::cluster::{cluster, dedup, key_batch};
 use crate::config::EngineConfig;
-use crate::convert::{avro, conform, parquet, schema};
+use crate::convert::{avro, compat, conform, parquet, schema};
 use crate::fault::FaultPoint;
 use crate::message::{DataFileMeta, FileManifest, MESSAGE_VERSION, SourceRef};
 use crate::ports::{ObjectMeta, Ports, QuarantineRecord, SourceState};
@@ -36,6 +36,8 @@ pub struct WriteOutcome {
     pub quarantined: Vec<(ObjectMeta, Rejection)>,
     /// Objects skipped because the ledger says they are committed.
     pub skipped: Vec<ObjectMeta>,
+    /// Objects whose notified version was gone when read (recorded, kind `superseded`).
+    pub superseded: Vec<ObjectMeta>,
     /// Rows decoded from accepted objects.
     pub rows_in: u64,
     /// Rows written (after dedup).
@@ -68,8 +70,10 @@ pub fn read_object(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Res
 fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<Vec<RecordBatch>, Rejection> {
     let info = avro::inspect(bytes)?;
     let avro_schema = schema::parse_avro_schema(&info.schema_json).map_err(schema_rejection)?;
-    schema::avro_to_iceberg(&avro_schema).map_err(schema_rejection)?;
-    let batches = avro::decode(bytes, &info, cfg.max_decoded_bytes)?;
+    let file_schema = schema::avro_to_iceberg(&avro_schema).map_err(schema_rejection)?;
+    compat::check_file_against_table(&file_schema, &table.schema).map_err(schema_rejection)?;
+    let limits = avro::DecodeLimits { max_decoded_bytes: cfg.max_decoded_bytes, max_block_bytes: cfg.max_block_bytes };
+    let batches = avro::decode(bytes, &info, limits)?;
     for b in &batches {
         check_value_sizes(b, cfg.max_value_bytes)?;
     }
@@ -145,9 +149,12 @@ pub async fn write(
 ) -> Result<WriteOutcome> {
     let started = Instant::now();
     let mut out = WriteOutcome::default();
-    // The same notification twice in one batch (S3 delivers at least once) is one object.
-    let mut seen = std::collections::HashSet::new();
-    let objects: Vec<ObjectMeta> = objects.into_iter().filter(|o| seen.insert(source_id(o))).collect();
+    // The same notification twice in one batch (S3 delivers at least once) is one object; and
+    // objects are read in id order, whatever the delivery order, so a redelivered batch makes
+    // the same rows in the same order (dedup keeps the first copy in that order).
+    let mut objects = objects;
+    objects.sort_by_cached_key(source_id);
+    objects.dedup_by_key(|o| source_id(o));
     let ids: Vec<String> = objects.iter().map(source_id).collect();
     let known = ports.ledger.lookup(&table.ident, &ids).await?;
     let committed: std::collections::HashSet<&str> =
@@ -160,31 +167,30 @@ pub async fn write(
             continue;
         }
         let read_started = Instant::now();
-        let read = if obj.size > cfg.max_object_bytes {
-            Err(Rejection::new(
-                "too-large",
-                format!("{} bytes is over the limit of {}", obj.size, cfg.max_object_bytes),
-            ))
-        } else {
-            let bytes = ports.store.get(&obj.uri).await?;
-            out.bytes_in += bytes.len() as u64;
-            ports.metrics.count("source_bytes", bytes.len() as u64);
-            let (t, c) = (table.clone(), cfg.clone());
-            tokio::task::spawn_blocking(move || read_object(&bytes, &t, &c))
-                .await
-                .map_err(|e| Error::Config(format!("decoder task failed: {e}")))?
-        };
+        let read = fetch_and_read(cfg, ports, table, &obj, &mut out).await?;
         ports.metrics.count("source_objects", 1);
         match read {
-            Ok(batches) => {
+            Fetched::Superseded(rejection) => {
+                info!(uri = %obj.uri, version = %obj.version, "source version superseded before it was read");
+                ports.metrics.count("superseded", 1);
+                quarantine(ports, Some(&table.ident), &obj, &rejection).await?;
+                out.superseded.push(obj);
+            }
+            Fetched::Read(Ok(batches)) => {
                 let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
                 out.rows_in += rows;
                 ports.metrics.count("rows", rows);
                 info!(uri = %obj.uri, bytes = obj.size, rows, ms = read_started.elapsed().as_millis() as u64, "object read");
-                let source = SourceRef { id: id.clone(), uri: obj.uri.clone(), size: obj.size, rows };
+                let source = SourceRef {
+                    id: id.clone(),
+                    uri: obj.uri.clone(),
+                    size: obj.size,
+                    rows,
+                    version_id: obj.version_id.clone(),
+                };
                 accepted.push(Decoded { source, batches });
             }
-            Err(rejection) => {
+            Fetched::Read(Err(rejection)) => {
                 quarantine(ports, Some(&table.ident), &obj, &rejection).await?;
                 out.quarantined.push((obj, rejection));
             }
@@ -199,22 +205,25 @@ pub async fn write(
     let batch_id = batch_key(&sources);
     let bytes_per_row = (out.bytes_in as f64 / out.rows_in.max(1) as f64).max(1.0);
     let batches: Vec<RecordBatch> = accepted.into_iter().flat_map(|d| d.batches).collect();
+    // Files are uploaded while the next ones are encoded: at most a few encoded files are held
+    // at a time, never the whole batch's Parquet.
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<(DataFileMeta, Bytes)>(2);
     let (t, c, key) = (table.clone(), cfg.clone(), batch_id.clone());
-    let encoded = tokio::task::spawn_blocking(move || encode(&t, &c, batches, &key, bytes_per_row))
-        .await
-        .map_err(|e| Error::Config(format!("encoder task failed: {e}")))?
-        .map_err(|e| Error::WriteFailed {
-            table: table.ident.to_string(),
-            objects: sources.len(),
-            source: Box::new(e),
-        })?;
-    out.duplicates = encoded.duplicates as u64;
-    let mut files = Vec::with_capacity(encoded.files.len());
-    for (meta, body) in encoded.files {
-        ports.store.put(&meta.path, body).await?;
+    let encoder = tokio::task::spawn_blocking(move || {
+        encode(&t, &c, batches, &key, bytes_per_row, &mut |meta, body| {
+            tx.blocking_send((meta, body)).map_err(|_| Error::Config("the uploader stopped".into()))
+        })
+    });
+    let mut files = vec![];
+    while let Some((meta, body)) = rx.recv().await {
+        put_data_file(ports, &meta.path, body).await?;
         out.rows_out += meta.record_count;
         files.push(meta);
     }
+    let duplicates = encoder.await.map_err(|e| Error::Config(format!("encoder task failed: {e}")))?.map_err(|e| {
+        Error::WriteFailed { table: table.ident.to_string(), objects: sources.len(), source: Box::new(e) }
+    })?;
+    out.duplicates = duplicates as u64;
     ports.faults.hit(FaultPoint::WriterAfterUpload).await;
     let manifest = FileManifest {
         version: MESSAGE_VERSION,
@@ -240,6 +249,58 @@ pub async fn write(
     Ok(out)
 }
 
+/// What reading one source object gave.
+enum Fetched {
+    /// Its batches, or why it is refused.
+    Read(Result<Vec<RecordBatch>, Rejection>),
+    /// The notified version is gone (overwritten or deleted before it was read): recorded with
+    /// kind `superseded`, not as a bad object; a newer version's notification carries its bytes.
+    Superseded(Rejection),
+}
+
+/// Reads exactly the notified version of `obj` and decodes it (on a blocking thread).
+async fn fetch_and_read(
+    cfg: &EngineConfig,
+    ports: &Ports,
+    table: &WriterTable,
+    obj: &ObjectMeta,
+    out: &mut WriteOutcome,
+) -> Result<Fetched> {
+    if obj.size > cfg.max_object_bytes {
+        let why = format!("{} bytes is over the limit of {}", obj.size, cfg.max_object_bytes);
+        return Ok(Fetched::Read(Err(Rejection::new("too-large", why))));
+    }
+    let Some(bytes) = ports.store.get_version(obj).await? else {
+        return Ok(Fetched::Superseded(superseded(obj)));
+    };
+    out.bytes_in += bytes.len() as u64;
+    ports.metrics.count("source_bytes", bytes.len() as u64);
+    let (t, c) = (table.clone(), cfg.clone());
+    let read = tokio::task::spawn_blocking(move || read_object(&bytes, &t, &c))
+        .await
+        .map_err(|e| Error::Config(format!("decoder task failed: {e}")))?;
+    Ok(Fetched::Read(read))
+}
+
+/// The rejection kind of a source version that was gone before it could be read.
+pub const SUPERSEDED: &str = "superseded";
+
+/// Why `obj` cannot be read: its notified version is gone.
+pub(crate) fn superseded(obj: &ObjectMeta) -> Rejection {
+    let version = obj.version_id.as_deref().unwrap_or(&obj.version);
+    let why = format!("version {version} is no longer there (overwritten or deleted before it was read)");
+    Rejection::new(SUPERSEDED, why)
+}
+
+/// Uploads a data file create-only. Its name carries a digest of its bytes, so an object already
+/// there holds these very bytes (an earlier attempt of the same batch): nothing is overwritten.
+async fn put_data_file(ports: &Ports, uri: &str, body: Bytes) -> Result<()> {
+    match ports.store.put_if_absent(uri, body).await {
+        Ok(()) | Err(crate::PortError::Conflict(_)) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Deterministic id of a batch: a hash of its sorted source ids.
 fn batch_key(sources: &[SourceRef]) -> String {
     let mut ids: Vec<&str> = sources.iter().map(|s| s.id.as_str()).collect();
@@ -252,46 +313,114 @@ fn batch_key(sources: &[SourceRef]) -> String {
     hex::encode(&h.finalize()[..10])
 }
 
-/// Encoded data files of a batch.
-pub struct Encoded {
-    /// Each file's manifest entry and bytes.
-    pub files: Vec<(DataFileMeta, Bytes)>,
-    /// Duplicate rows dropped.
-    pub duplicates: usize,
-}
-
-/// The CPU part of a writer batch: dedup, cluster, and encode Parquet files with metrics.
+/// The CPU part of a writer batch: dedup, cluster, and encode Parquet files with metrics,
+/// handing each file to `sink` as soon as it is encoded. Returns the duplicate rows dropped.
 pub fn encode(
     table: &WriterTable,
     cfg: &EngineConfig,
     batches: Vec<RecordBatch>,
     batch_key: &str,
     source_bytes_per_row: f64,
-) -> Result<Encoded> {
+    sink: &mut dyn FnMut(DataFileMeta, Bytes) -> Result<()>,
+) -> Result<usize> {
     let keys = key_batch(&batches, table)?;
     let keep = dedup(&keys, &table.dedup_key)?;
     let duplicates = keep.as_ref().map_or(0, |k| keys.num_rows() - k.len());
     let clustered = cluster(&batches, &keys, keep, table)?;
-    drop((batches, keys));
+    drop(keys);
     let props = parquet::writer_properties(&table.compression, cfg.row_group_rows)?;
     let ptype = table.spec.partition_type(&table.schema)?;
     let rows_per_file = ((table.target_file_size as f64 / source_bytes_per_row) as usize).max(1024);
     let sort_order_id = (!table.sort_order.is_unsorted()).then_some(table.sort_order.order_id as i32);
-    let mut files = vec![];
-    for (part_no, (range, value)) in clustered.partitions.iter().enumerate() {
-        let ppath = partition_path(&table.spec, &table.schema, value);
-        let mut start = range.start;
-        let mut seq = 0;
-        while start < range.end {
-            let len = rows_per_file.min(range.end - start);
-            let slice = clustered.batch.slice(start, len);
-            let (body, metrics) = parquet::write_parquet(&[slice], &table.arrow_schema, &table.schema, props.clone())?;
-            let path = data_file_uri(&table.location, &ppath, batch_key, part_no, seq);
-            let meta = DataFileMeta::new(path, body.len() as u64, value, &ptype, &metrics, sort_order_id)?;
-            files.push((meta, body));
-            start += len;
-            seq += 1;
+    // Rows are gathered about an eighth of the batch at a time: small files a slab of several
+    // per gather (one gather per small file costs a call's setup per column), a large file in
+    // pieces written as they are gathered; the batch is never held twice whole.
+    let total = clustered.partitions.last().map_or(0, |(r, _)| r.end);
+    let chunk = (total / 8).max(avro::BATCH_ROWS);
+    let files = file_ranges(&clustered.partitions, rows_per_file);
+    let mut emit = |f: &FileRange, pieces: &mut dyn Iterator<Item = Result<RecordBatch>>| -> Result<()> {
+        let (body, metrics) = parquet::write_parquet(pieces, &table.arrow_schema, &table.schema, props.clone())?;
+        let ppath = partition_path(&table.spec, &table.schema, f.value);
+        let path = data_file_uri(&table.location, &ppath, batch_key, f.part_no, f.seq, &body);
+        sink(DataFileMeta::new(path, body.len() as u64, f.value, &ptype, &metrics, sort_order_id)?, body)
+    };
+    for slab in slabs(&files, chunk) {
+        match slab {
+            [big] if big.rows.len() > chunk => {
+                let starts = (big.rows.start..big.rows.end).step_by(chunk);
+                emit(big, &mut starts.map(|s| clustered.gather(&batches, s..(s + chunk).min(big.rows.end))))?;
+            }
+            _ => {
+                let first = slab.first().map_or(0, |f| f.rows.start);
+                let rows = clustered.gather(&batches, first..slab.last().map_or(0, |f| f.rows.end))?;
+                for f in slab {
+                    emit(f, &mut std::iter::once(Ok(rows.slice(f.rows.start - first, f.rows.len()))))?;
+                }
+            }
         }
     }
-    Ok(Encoded { files, duplicates })
+    Ok(duplicates)
+}
+
+/// One data file of a writer batch: its rows in the clustered order and its partition.
+struct FileRange<'a> {
+    part_no: usize,
+    seq: usize,
+    rows: std::ops::Range<usize>,
+    value: &'a iceberg::spec::Struct,
+}
+
+/// Cuts each partition into files of at most `rows_per_file` rows.
+fn file_ranges(
+    partitions: &[(std::ops::Range<usize>, iceberg::spec::Struct)],
+    rows_per_file: usize,
+) -> Vec<FileRange<'_>> {
+    let mut out = vec![];
+    for (part_no, (range, value)) in partitions.iter().enumerate() {
+        let starts = (range.start..range.end).step_by(rows_per_file.max(1));
+        for (seq, start) in starts.enumerate() {
+            out.push(FileRange { part_no, seq, rows: start..(start + rows_per_file).min(range.end), value });
+        }
+    }
+    out
+}
+
+/// Groups consecutive files into slabs of up to about `rows` rows; a file of more than `rows`
+/// rows is a slab of its own.
+fn slabs<'a, 'b>(files: &'b [FileRange<'a>], rows: usize) -> Vec<&'b [FileRange<'a>]> {
+    let mut out = vec![];
+    let mut start = 0;
+    for (i, f) in files.iter().enumerate() {
+        if f.rows.len() > rows && start < i {
+            out.push(&files[start..i]); // close the slab before a big file
+            start = i;
+        }
+        let last = i + 1 == files.len();
+        if last || f.rows.len() > rows || f.rows.end - files[start].rows.start >= rows {
+            out.push(&files[start..=i]);
+            start = i + 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use iceberg::spec::Struct;
+
+    use super::{file_ranges, slabs};
+
+    #[test]
+    fn files_group_into_slabs_and_a_big_file_stands_alone() {
+        let parts = vec![(0..10, Struct::empty()), (10..15, Struct::empty()), (15..100, Struct::empty())];
+        let files = file_ranges(&parts, 40);
+        let shape: Vec<(usize, usize, std::ops::Range<usize>)> =
+            files.iter().map(|f| (f.part_no, f.seq, f.rows.clone())).collect();
+        assert_eq!(shape, vec![(0, 0, 0..10), (1, 0, 10..15), (2, 0, 15..55), (2, 1, 55..95), (2, 2, 95..100)]);
+        let grouped: Vec<Vec<(usize, usize)>> =
+            slabs(&files, 12).iter().map(|s| s.iter().map(|f| (f.part_no, f.seq)).collect()).collect();
+        assert_eq!(grouped, vec![vec![(0, 0), (1, 0)], vec![(2, 0)], vec![(2, 1)], vec![(2, 2)]]);
+        let all: usize = slabs(&files, 1000).iter().map(|s| s.len()).sum();
+        assert_eq!(all, files.len(), "every file in exactly one slab");
+    }
 }

@@ -1,20 +1,24 @@
 //! The ledger port: per-source-object idempotency records and the quarantine.
 //!
-//! A record is written as `Pending { snapshot_id }` *before* the catalog swap and marked
-//! `Committed` after it. A pending record is never trusted on its own: whoever finds one checks
-//! whether its snapshot is in the table's history (see `pipeline::commit`).
+//! A record is written as pending *before* the catalog swap and marked `Committed` after it. A
+//! pending record is never trusted on its own: whoever finds one checks whether one of its
+//! snapshots is in the table's history (see `pipeline::commit`). Pending marks accumulate
+//! rather than replace each other: a committer that stalled past its lease may still win its
+//! swap after another committer marked the same sources under its own snapshot, and the one
+//! that lands must stay visible to the other, or the other would commit the sources again. So
+//! correctness never leans on the lock.
 
 use async_trait::async_trait;
 
 use crate::{PortError, Rejection, TableIdent};
 
 /// What the ledger knows about one source object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceState {
-    /// A commit naming this snapshot was attempted; it may or may not have landed.
+    /// Commits naming these snapshots were attempted; any of them may have landed.
     Pending {
-        /// The snapshot the attempt would have created.
-        snapshot_id: i64,
+        /// Every snapshot an attempt would have created, ascending.
+        snapshot_ids: Vec<i64>,
     },
     /// The object's rows are in this snapshot of the table.
     Committed {
@@ -43,8 +47,9 @@ pub struct QuarantineRecord {
 pub trait Ledger: Send + Sync {
     /// States of the given source ids for `table`; ids with no record are absent.
     async fn lookup(&self, table: &TableIdent, source_ids: &[String]) -> Result<Vec<(String, SourceState)>, PortError>;
-    /// Records that a commit creating `snapshot_id` is about to be attempted for these ids.
-    /// Never downgrades a `Committed` record.
+    /// Records that a commit creating `snapshot_id` is about to be attempted for these ids,
+    /// adding to (never replacing) earlier pending snapshots. Never downgrades a `Committed`
+    /// record.
     async fn record_pending(
         &self,
         table: &TableIdent,

@@ -21,12 +21,23 @@ pub struct Lease {
     pub duration: Duration,
 }
 
+impl Lease {
+    /// The version a heartbeat of this lease sets: derived from the current one, so that every
+    /// attempt of one heartbeat writes the same value.
+    pub fn next_version(&self) -> String {
+        use sha2::{Digest, Sha256};
+        hex::encode(&Sha256::digest(format!("{}\n{}", self.owner, self.version))[..16])
+    }
+}
+
 /// Leased locks.
 #[async_trait]
 pub trait Lock: Send + Sync {
     /// Takes the lock if it is free or its lease has expired; `None` if someone else holds it.
     async fn try_acquire(&self, entity: &str, owner: &str, lease: Duration) -> Result<Option<Lease>, PortError>;
-    /// Extends the lease; `Conflict` if it was lost (expired and taken by someone else).
+    /// Extends the lease; `Conflict` if it was lost (expired and taken by someone else). The new
+    /// version is [`Lease::next_version`], so a repeat of a heartbeat whose answer was lost
+    /// finds its own earlier attempt and succeeds instead of reporting the lock lost.
     async fn heartbeat(&self, lease: &Lease) -> Result<Lease, PortError>;
     /// Releases the lock if still held by this lease.
     async fn release(&self, lease: &Lease) -> Result<(), PortError>;

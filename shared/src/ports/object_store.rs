@@ -15,6 +15,16 @@ pub struct ObjectMeta {
     /// Opaque version of the content (S3 ETag; locally size + modification time). Together with
     /// the URI it identifies one source object: an overwrite is a new object.
     pub version: String,
+    /// The store's own id of this version, where it keeps several (an S3 `versionId` on a
+    /// versioned bucket): [`ObjectStore::get_version`] reads it even after an overwrite.
+    pub version_id: Option<String>,
+}
+
+impl ObjectMeta {
+    /// An object known by URI, size and content version (no version id).
+    pub fn new(uri: impl Into<String>, size: u64, version: impl Into<String>) -> Self {
+        ObjectMeta { uri: uri.into(), size, version: version.into(), version_id: None }
+    }
 }
 
 /// Objects addressed by absolute URI.
@@ -22,6 +32,11 @@ pub struct ObjectMeta {
 pub trait ObjectStore: Send + Sync {
     /// Reads a whole object. `NotFound` if it does not exist.
     async fn get(&self, uri: &str) -> Result<Bytes, PortError>;
+    /// Reads exactly the version `meta` names: by its version id where it has one, otherwise only
+    /// if the current content still has `meta.version` (an S3 `If-Match` on the ETag). `None`
+    /// when that version is gone (overwritten or deleted): its bytes can no longer be read, and a
+    /// newer version's notification carries the new bytes.
+    async fn get_version(&self, meta: &ObjectMeta) -> Result<Option<Bytes>, PortError>;
     /// Reads an object's size and version.
     async fn head(&self, uri: &str) -> Result<ObjectMeta, PortError>;
     /// Writes (or overwrites) an object atomically: readers see the old or the new content.

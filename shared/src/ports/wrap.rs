@@ -55,6 +55,9 @@ impl<A: Around> ObjectStore for Wrapped<A, dyn ObjectStore> {
     async fn get(&self, uri: &str) -> Result<Bytes, PortError> {
         self.around.call("get", || self.inner.get(uri)).await
     }
+    async fn get_version(&self, meta: &ObjectMeta) -> Result<Option<Bytes>, PortError> {
+        self.around.call("get_version", || self.inner.get_version(meta)).await
+    }
     async fn head(&self, uri: &str) -> Result<ObjectMeta, PortError> {
         self.around.call("head", || self.inner.head(uri)).await
     }

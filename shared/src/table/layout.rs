@@ -17,10 +17,22 @@ pub fn metadata_file_uri(location: &str, version: u64) -> String {
     format!("{location}/metadata/{version:05}-{}.metadata.json", uuid::Uuid::new_v4())
 }
 
-/// `<location>/data/<partition path>/<batch>-<part:05>-<seq:03>.parquet`.
-pub fn data_file_uri(location: &str, partition_path: &str, batch_key: &str, part: usize, seq: usize) -> String {
+/// `<location>/data/<partition path>/<batch>-<part:05>-<seq:03>-<content>.parquet`, where
+/// `<content>` is a digest of the file's bytes: two different contents never share a name, so a
+/// data file that a manifest may describe is never overwritten by a rewrite of its batch (the
+/// Iceberg spec: files are immutable once written), while an identical rewrite finds its own file.
+pub fn data_file_uri(
+    location: &str,
+    partition_path: &str,
+    batch_key: &str,
+    part: usize,
+    seq: usize,
+    content: &[u8],
+) -> String {
+    use sha2::{Digest, Sha256};
     let dir = if partition_path.is_empty() { String::new() } else { format!("{partition_path}/") };
-    format!("{location}/data/{dir}{batch_key}-{part:05}-{seq:03}.parquet")
+    let digest = hex::encode(&Sha256::digest(content)[..8]);
+    format!("{location}/data/{dir}{batch_key}-{part:05}-{seq:03}-{digest}.parquet")
 }
 
 /// The Hive-style path of a partition (`event_time_day=2026-03-14/tenant_id=t-01`), values

@@ -72,7 +72,7 @@ pub async fn table_pointer(p: &dyn TablePointer, table: &TableIdent) {
     assert_eq!(p.load(table).await.expect("load"), Some(v1), "the loser left no trace");
 }
 
-/// `Ledger`: pending → committed, never downgraded; quarantine records.
+/// `Ledger`: pending marks accumulate, pending → committed, never downgraded; quarantine records.
 pub async fn ledger(l: &dyn Ledger, table: &TableIdent) {
     let ids = vec!["s3://b/k1#e1".to_string(), "s3://b/k2#e2".to_string()];
     assert!(l.lookup(table, &ids).await.expect("lookup").is_empty());
@@ -83,9 +83,17 @@ pub async fn ledger(l: &dyn Ledger, table: &TableIdent) {
     assert_eq!(
         got,
         vec![
-            (ids[0].clone(), SourceState::Pending { snapshot_id: 12 }),
-            (ids[1].clone(), SourceState::Pending { snapshot_id: 11 })
-        ]
+            (ids[0].clone(), SourceState::Pending { snapshot_ids: vec![11, 12] }),
+            (ids[1].clone(), SourceState::Pending { snapshot_ids: vec![11] })
+        ],
+        "a second pending mark adds to the first (a stalled committer may still land the first)"
+    );
+    l.record_pending(table, &ids[..1], 11).await.expect("pending repeated");
+    let got = l.lookup(table, &ids[..1]).await.expect("lookup");
+    assert_eq!(
+        got,
+        vec![(ids[0].clone(), SourceState::Pending { snapshot_ids: vec![11, 12] })],
+        "a repeat is one mark"
     );
     l.record_committed(table, &ids[..1], 12).await.expect("committed");
     l.record_pending(table, &ids[..1], 13).await.expect("pending after commit");
@@ -112,7 +120,12 @@ pub async fn lock(l: &dyn Lock, entity: &str) {
     let lease = Duration::from_millis(800);
     let a = l.try_acquire(entity, "owner-a", lease).await.expect("acquire").expect("free lock is granted");
     assert!(l.try_acquire(entity, "owner-b", lease).await.expect("acquire").is_none(), "held lock is refused");
-    let a = l.heartbeat(&a).await.expect("heartbeat");
+    let renewed = l.heartbeat(&a).await.expect("heartbeat");
+    let repeat = l.heartbeat(&a).await.expect("a repeated heartbeat (its first answer lost) keeps the lock");
+    assert_eq!(repeat, renewed, "a repeat is the same heartbeat");
+    let first = a.clone();
+    let a = l.heartbeat(&renewed).await.expect("the next heartbeat");
+    assert!(matches!(l.heartbeat(&first).await, Err(PortError::Conflict(_))), "a lease two heartbeats old is stale");
     l.release(&a).await.expect("release");
     let b = l.try_acquire(entity, "owner-b", lease).await.expect("acquire").expect("released lock is granted");
     tokio::time::sleep(lease + Duration::from_millis(400)).await;

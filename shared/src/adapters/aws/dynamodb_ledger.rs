@@ -1,5 +1,6 @@
 //! `Ledger` on DynamoDB: one item per (table, source object), key `pk` =
-//! `<table>|<source id>`, with `state` (`pending`/`committed`) and `snapshot_id`; quarantine
+//! `<table>|<source id>`, with `state` (`pending`/`committed`), `snapshot_id` (the last mark)
+//! and `pending_ids` (a number set of every pending mark, which accumulate); quarantine
 //! records live in the same table under `quarantine|<source id>`.
 
 use std::collections::HashMap;
@@ -40,13 +41,17 @@ impl DynamoDbLedger {
     }
 
     async fn record(&self, table: &TableIdent, ids: &[String], snapshot_id: i64, state: &str) -> Result<(), PortError> {
+        let pending = state == "pending";
         for id in ids {
-            let r = self
-                .client
-                .update_item()
-                .table_name(&self.table)
-                .key("pk", s(pk(table, id)))
-                .update_expression("SET #s = :s, snapshot_id = :snap")
+            let update = self.client.update_item().table_name(&self.table).key("pk", s(pk(table, id)));
+            let update = if pending {
+                update
+                    .update_expression("SET #s = :s, snapshot_id = :snap ADD pending_ids :marks")
+                    .expression_attribute_values(":marks", AttributeValue::Ns(vec![snapshot_id.to_string()]))
+            } else {
+                update.update_expression("SET #s = :s, snapshot_id = :snap")
+            };
+            let r = update
                 .condition_expression("attribute_not_exists(#s) OR #s = :pending")
                 .expression_attribute_names("#s", "state")
                 .expression_attribute_values(":s", s(state))
@@ -97,7 +102,13 @@ impl Ledger for DynamoDbLedger {
                         let st = if state == "committed" {
                             SourceState::Committed { snapshot_id }
                         } else {
-                            SourceState::Pending { snapshot_id }
+                            let marks = item.get("pending_ids").and_then(|v| v.as_ns().ok());
+                            let mut snapshot_ids: Vec<i64> =
+                                marks.into_iter().flatten().filter_map(|n| n.parse().ok()).collect();
+                            snapshot_ids.push(snapshot_id);
+                            snapshot_ids.sort_unstable();
+                            snapshot_ids.dedup();
+                            SourceState::Pending { snapshot_ids }
                         };
                         out.push(((*id).clone(), st));
                     }

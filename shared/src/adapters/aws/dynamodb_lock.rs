@@ -72,14 +72,15 @@ impl Lock for DynamoDbLock {
     }
 
     async fn heartbeat(&self, lease: &Lease) -> Result<Lease, PortError> {
-        let version = uuid::Uuid::new_v4().to_string();
+        let version = lease.next_version();
         let now = chrono::Utc::now().timestamp_millis();
+        // `#v = :nv` too: a repeat of this heartbeat after its first attempt landed.
         self.client
             .update_item()
             .table_name(&self.table)
             .key("entityId", s(&lease.entity))
             .update_expression("SET #v = :nv, expiresAtMs = :exp")
-            .condition_expression("ownerId = :me AND #v = :ov")
+            .condition_expression("ownerId = :me AND (#v = :ov OR #v = :nv)")
             .expression_attribute_names("#v", "version")
             .expression_attribute_values(":nv", s(&version))
             .expression_attribute_values(":exp", n(now + lease.duration.as_millis() as i64))

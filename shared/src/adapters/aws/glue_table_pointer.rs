@@ -31,12 +31,22 @@ const PREVIOUS_METADATA_LOCATION: &str = "previous_metadata_location";
 pub struct GlueTablePointer {
     client: aws_sdk_glue::Client,
     catalog_id: Option<String>,
+    keep_archive: bool,
 }
 
 impl GlueTablePointer {
-    /// The catalog of the calling account, or of `catalog_id` (cross-account).
+    /// The catalog of the calling account, or of `catalog_id` (cross-account). Swaps skip Glue's
+    /// archived table version, as Iceberg Java does by default: at a commit every few seconds
+    /// the archive would reach Glue's table-version quota and stop ingestion.
     pub fn new(client: aws_sdk_glue::Client, catalog_id: Option<String>) -> Self {
-        GlueTablePointer { client, catalog_id }
+        GlueTablePointer { client, catalog_id, keep_archive: false }
+    }
+
+    /// Keeps an archived Glue table version per commit (`FLOE_GLUE_SKIP_ARCHIVE=false`), for
+    /// low-rate tables whose history someone browses in Glue.
+    pub fn keep_archive(mut self, keep: bool) -> Self {
+        self.keep_archive = keep;
+        self
     }
 
     async fn get(&self, t: &TableIdent) -> Result<Option<Table>, PortError> {
@@ -155,7 +165,7 @@ impl TablePointer for GlueTablePointer {
             .database_name(&t.namespace)
             .table_input(input)
             .version_id(&expected.version)
-            .skip_archive(false)
+            .skip_archive(!self.keep_archive)
             .send()
             .await
             .map_err(|e| match error::map(format!("swap {t}"), e) {

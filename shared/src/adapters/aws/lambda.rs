@@ -52,6 +52,8 @@ struct S3Object {
     size: Option<u64>,
     #[serde(rename = "eTag")]
     e_tag: Option<String>,
+    #[serde(rename = "versionId")]
+    version_id: Option<String>,
 }
 
 /// Decodes an S3 notification key: `+` is a space, then percent-decoding (right for AWS, which
@@ -76,6 +78,8 @@ pub fn objects_in_notification(json: &str) -> Result<Vec<ObjectMeta>> {
             uri: format!("s3://{}/{}", s.bucket.name, decode_key(&s.object.key)),
             size: s.object.size.unwrap_or(0),
             version: s.object.e_tag.unwrap_or_default().trim_matches('"').to_string(),
+            // An unversioned bucket's notifications carry no versionId (or "null").
+            version_id: s.object.version_id.filter(|v| !v.is_empty() && v != "null"),
         })
         .collect())
 }
@@ -282,7 +286,7 @@ pub async fn commit_messages(queue: &SqsQueue, event: &SqsEvent) -> Vec<std::res
 pub async fn handle_committer(
     committer: &Mutex<Committer>,
     queue: &SqsQueue,
-    requeue: Option<&dyn Queue>,
+    requeue: &dyn Queue,
     event: SqsEvent,
 ) -> SqsBatchResponse {
     let mut failed = vec![];
@@ -310,11 +314,7 @@ pub async fn handle_committer(
                 }
             }
             MessageResult::Overlap { requeue: sources } => {
-                let sent = match requeue {
-                    Some(q) => q.send(notification_for(&sources)).await.map_err(|e| e.to_string()),
-                    None => Err("FLOE_INGEST_QUEUE_URL is not set".into()),
-                };
-                if let Err(e) = sent {
+                if let Err(e) = requeue.send(notification_for(&sources)).await {
                     error!(message = %id, error = %e, "could not re-enqueue the sources of an overlapping manifest");
                     failed.push(id);
                 }
@@ -339,9 +339,13 @@ pub fn notification_for(sources: &[crate::message::SourceRef]) -> String {
             let version = s.id.rsplit_once('#').map(|(_, v)| v).unwrap_or_default();
             let key: String =
                 percent_encoding::utf8_percent_encode(key, percent_encoding::NON_ALPHANUMERIC).to_string();
+            let mut object = serde_json::json!({"key": key, "size": s.size, "eTag": version});
+            if let Some(v) = &s.version_id {
+                object["versionId"] = serde_json::Value::String(v.clone());
+            }
             Some(serde_json::json!({
                 "eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
-                "s3": {"bucket": {"name": bucket}, "object": {"key": key, "size": s.size, "eTag": version}}
+                "s3": {"bucket": {"name": bucket}, "object": object}
             }))
         })
         .collect();
@@ -374,9 +378,39 @@ pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &super::Clien
     };
     let default_table: TableIdent = var("FLOE_DEFAULT_TABLE").unwrap_or_else(|| "default.events".into()).parse()?;
     Ok(WriterEnv {
-        engine: EngineConfig::default(),
+        engine: EngineConfig::from_lookup(var)?,
         router: Router::new(config, default_table),
         warehouse: warehouse.trim_end_matches('/').into(),
         dead_letters: var("FLOE_DLQ_URL").map(|url| SqsQueue::new(clients.sqs.clone(), &url)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notification_names_the_version_it_announces() {
+        let n = r#"{"Records":[{"eventName":"ObjectCreated:Put","s3":{"bucket":{"name":"b"},
+            "object":{"key":"a/k+1.avro","size":10,"eTag":"\"e1\"","versionId":"v-1"}}},
+            {"eventName":"ObjectCreated:Put","s3":{"bucket":{"name":"b"},
+            "object":{"key":"u.avro","size":3,"eTag":"e2","versionId":"null"}}}]}"#;
+        let objs = objects_in_notification(n).unwrap();
+        assert_eq!(objs[0].uri, "s3://b/a/k 1.avro");
+        assert_eq!((objs[0].version.as_str(), objs[0].version_id.as_deref()), ("e1", Some("v-1")));
+        assert_eq!(objs[1].version_id, None, "an unversioned bucket's `null` version id is no version id");
+        // What the committer sends back for an overlap reads the same version again.
+        let refs: Vec<crate::message::SourceRef> = objs
+            .iter()
+            .map(|o| crate::message::SourceRef {
+                id: crate::pipeline::write::source_id(o),
+                uri: o.uri.clone(),
+                size: o.size,
+                rows: 0,
+                version_id: o.version_id.clone(),
+            })
+            .collect();
+        assert_eq!(objects_in_notification(&notification_for(&refs)).unwrap(), objs);
+        assert_eq!(refs.iter().map(crate::message::SourceRef::object).collect::<Vec<_>>(), objs);
+    }
 }

@@ -35,15 +35,26 @@ pub enum Catalog {
     Glue {
         /// Another account's catalog, for cross-account set-ups.
         catalog_id: Option<String>,
+        /// Keep an archived Glue table version per commit (`FLOE_GLUE_SKIP_ARCHIVE=false`; by
+        /// default the archive is skipped, as Iceberg Java does).
+        keep_archive: bool,
     },
 }
 
 impl Catalog {
-    /// Parses `FLOE_CATALOG` (`dynamodb`, the default, or `glue`).
-    pub fn parse(choice: Option<&str>, glue_catalog_id: Option<String>) -> Result<Self> {
+    /// Parses `FLOE_CATALOG` (`dynamodb`, the default, or `glue`), with `FLOE_GLUE_CATALOG_ID`
+    /// and `FLOE_GLUE_SKIP_ARCHIVE` (`true`, the default, or `false`).
+    pub fn parse(choice: Option<&str>, glue_catalog_id: Option<String>, skip_archive: Option<&str>) -> Result<Self> {
+        let keep_archive = match skip_archive.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("" | "true" | "1" | "yes") => false,
+            Some("false" | "0" | "no") => true,
+            Some(other) => {
+                return Err(Error::Config(format!("FLOE_GLUE_SKIP_ARCHIVE must be `true` or `false`, got `{other}`")));
+            }
+        };
         match choice.map(str::trim).unwrap_or("dynamodb").to_ascii_lowercase().as_str() {
             "dynamodb" | "" => Ok(Catalog::DynamoDb),
-            "glue" => Ok(Catalog::Glue { catalog_id: glue_catalog_id }),
+            "glue" => Ok(Catalog::Glue { catalog_id: glue_catalog_id, keep_archive }),
             other => Err(Error::Config(format!("FLOE_CATALOG must be `dynamodb` or `glue`, got `{other}`"))),
         }
     }
@@ -66,6 +77,10 @@ pub struct AwsSettings {
     pub commit_queue_url: String,
     /// S3 prefix for manifests too large for one SQS message (claim checks).
     pub claim_check_prefix: String,
+    /// SQS URL of the writers' (ingest) queue: `FLOE_INGEST_QUEUE_URL`. The committer sends
+    /// the sources of an overlapping manifest back there, so it requires it
+    /// ([`AwsSettings::ingest_queue`]).
+    pub ingest_queue_url: Option<String>,
 }
 
 /// Default DynamoDB catalog table (as Iceberg Java's `DynamoDbCatalog`).
@@ -76,20 +91,40 @@ pub const DEFAULT_LOCK_TABLE: &str = "floe_locks";
 pub const DEFAULT_LEDGER_TABLE: &str = "floe_ledger";
 
 impl AwsSettings {
-    /// Reads `AWS_ENDPOINT_URL`, `FLOE_CATALOG`, `FLOE_GLUE_CATALOG_ID`, `FLOE_CATALOG_TABLE`,
-    /// `FLOE_LOCK_TABLE`, `FLOE_LEDGER_TABLE`, `FLOE_COMMIT_QUEUE_URL` and `FLOE_WAREHOUSE`
+    /// Reads `AWS_ENDPOINT_URL`, `FLOE_CATALOG`, `FLOE_GLUE_CATALOG_ID`, `FLOE_GLUE_SKIP_ARCHIVE`,
+    /// `FLOE_CATALOG_TABLE`, `FLOE_LOCK_TABLE`, `FLOE_LEDGER_TABLE`, `FLOE_COMMIT_QUEUE_URL`,
+    /// `FLOE_INGEST_QUEUE_URL` and `FLOE_WAREHOUSE`
     /// (claim checks go under `<FLOE_WAREHOUSE>/_floe/claims`). Only binaries and tests call this.
     pub fn from_env() -> Result<Self> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         let warehouse = var("FLOE_WAREHOUSE").unwrap_or_default();
         Ok(AwsSettings {
             endpoint_url: var("AWS_ENDPOINT_URL"),
-            catalog: Catalog::parse(var("FLOE_CATALOG").as_deref(), var("FLOE_GLUE_CATALOG_ID"))?,
+            catalog: Catalog::parse(
+                var("FLOE_CATALOG").as_deref(),
+                var("FLOE_GLUE_CATALOG_ID"),
+                var("FLOE_GLUE_SKIP_ARCHIVE").as_deref(),
+            )?,
+            ingest_queue_url: var("FLOE_INGEST_QUEUE_URL"),
             catalog_table: var("FLOE_CATALOG_TABLE").unwrap_or_else(|| DEFAULT_CATALOG_TABLE.into()),
             lock_table: var("FLOE_LOCK_TABLE").unwrap_or_else(|| DEFAULT_LOCK_TABLE.into()),
             ledger_table: var("FLOE_LEDGER_TABLE").unwrap_or_else(|| DEFAULT_LEDGER_TABLE.into()),
             commit_queue_url: var("FLOE_COMMIT_QUEUE_URL").unwrap_or_default(),
             claim_check_prefix: format!("{}/_floe/claims", warehouse.trim_end_matches('/')),
+        })
+    }
+}
+
+impl AwsSettings {
+    /// The ingest queue's URL, which the committer cannot do without: an overlapping manifest's
+    /// sources go back there to be written again, and without it they could only fail forever.
+    pub fn ingest_queue(&self) -> Result<&str> {
+        self.ingest_queue_url.as_deref().ok_or_else(|| {
+            Error::Config(
+                "FLOE_INGEST_QUEUE_URL is not set: the committer sends the sources of an overlapping \
+                 manifest back to the writers' queue"
+                    .into(),
+            )
         })
     }
 }
@@ -165,7 +200,9 @@ pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<P
             pointer.ensure_table().await?;
             Arc::new(pointer)
         }
-        Catalog::Glue { catalog_id } => Arc::new(GlueTablePointer::new(clients.glue.clone(), catalog_id.clone())),
+        Catalog::Glue { catalog_id, keep_archive } => {
+            Arc::new(GlueTablePointer::new(clients.glue.clone(), catalog_id.clone()).keep_archive(*keep_archive))
+        }
     };
     let lock = DynamoDbLock::new(clients.dynamodb.clone(), &settings.lock_table);
     lock.ensure_table().await?;
@@ -241,4 +278,27 @@ pub(crate) async fn ensure_dynamodb_table(
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
     Err(PortError::Throttled(format!("DynamoDB table {name} did not become active")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glue_skips_its_version_archive_unless_told_otherwise() {
+        let glue = |skip| Catalog::parse(Some("glue"), None, skip).unwrap();
+        assert_eq!(glue(None), Catalog::Glue { catalog_id: None, keep_archive: false });
+        assert_eq!(glue(Some("true")), Catalog::Glue { catalog_id: None, keep_archive: false });
+        assert_eq!(glue(Some("FALSE")), Catalog::Glue { catalog_id: None, keep_archive: true });
+        let bad = Catalog::parse(Some("glue"), None, Some("sometimes")).unwrap_err().to_string();
+        assert!(bad.contains("FLOE_GLUE_SKIP_ARCHIVE") && bad.contains("sometimes"), "{bad}");
+    }
+
+    #[test]
+    fn the_committer_requires_the_ingest_queue() {
+        let missing = AwsSettings::default().ingest_queue().unwrap_err().to_string();
+        assert!(missing.contains("FLOE_INGEST_QUEUE_URL"), "{missing}");
+        let set = AwsSettings { ingest_queue_url: Some("https://sqs/q".into()), ..AwsSettings::default() };
+        assert_eq!(set.ingest_queue().unwrap(), "https://sqs/q");
+    }
 }

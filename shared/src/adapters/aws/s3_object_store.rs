@@ -1,6 +1,7 @@
 //! `ObjectStore` on S3: `s3://bucket/key` URIs. `put_if_absent` is a conditional PUT
 //! (`If-None-Match: *`); the version of an object is its ETag without quotes (as S3
-//! notifications spell it), so identities agree whichever way an object was seen.
+//! notifications spell it), so identities agree whichever way an object was seen; a source is
+//! read pinned to its `versionId` and `If-Match` its ETag (`get_version`).
 
 use async_trait::async_trait;
 use aws_sdk_s3::primitives::ByteStream;
@@ -45,13 +46,40 @@ impl ObjectStore for S3ObjectStore {
         Ok(body.into_bytes())
     }
 
+    async fn get_version(&self, meta: &ObjectMeta) -> Result<Option<Bytes>, PortError> {
+        let (b, k) = split_s3_uri(&meta.uri)?;
+        // The version id pins the bytes on a versioned bucket; the ETag condition pins them on
+        // any bucket (and checks that the version id and the ETag name the same bytes).
+        let etag = (!meta.version.is_empty()).then(|| format!("\"{}\"", meta.version));
+        let got = self
+            .client
+            .get_object()
+            .bucket(b)
+            .key(k)
+            .set_version_id(meta.version_id.clone())
+            .set_if_match(etag)
+            .send()
+            .await;
+        let out = match got.map_err(|e| error::map(&meta.uri, e)) {
+            Ok(out) => out,
+            // 412: the current version is another; 404: deleted, or the version id is gone.
+            Err(PortError::Conflict(_) | PortError::NotFound(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let body = out.body.collect().await.map_err(|e| PortError::io(format!("read {}", meta.uri), e))?;
+        Ok(Some(body.into_bytes()))
+    }
+
     async fn head(&self, uri: &str) -> Result<ObjectMeta, PortError> {
         let (b, k) = split_s3_uri(uri)?;
         let out = self.client.head_object().bucket(b).key(k).send().await.map_err(|e| error::map(uri, e))?;
         Ok(ObjectMeta {
-            uri: uri.to_string(),
-            size: out.content_length().unwrap_or(0).max(0) as u64,
-            version: out.e_tag().unwrap_or_default().trim_matches('"').to_string(),
+            version_id: out.version_id().map(str::to_string),
+            ..ObjectMeta::new(
+                uri,
+                out.content_length().unwrap_or(0).max(0) as u64,
+                out.e_tag().unwrap_or_default().trim_matches('"'),
+            )
         })
     }
 
@@ -97,11 +125,11 @@ impl ObjectStore for S3ObjectStore {
                 .await
                 .map_err(|e| error::map(prefix, e))?;
             for o in page.contents() {
-                out.push(ObjectMeta {
-                    uri: format!("s3://{b}/{}", o.key().unwrap_or_default()),
-                    size: o.size().unwrap_or(0).max(0) as u64,
-                    version: o.e_tag().unwrap_or_default().trim_matches('"').to_string(),
-                });
+                out.push(ObjectMeta::new(
+                    format!("s3://{b}/{}", o.key().unwrap_or_default()),
+                    o.size().unwrap_or(0).max(0) as u64,
+                    o.e_tag().unwrap_or_default().trim_matches('"'),
+                ));
             }
             match page.next_continuation_token() {
                 Some(t) if page.is_truncated() == Some(true) => token = Some(t.to_string()),

@@ -47,7 +47,28 @@ fn io_err(uri: &str, what: &str, e: std::io::Error) -> PortError {
 fn meta_of(uri: String, m: &std::fs::Metadata) -> ObjectMeta {
     let mtime =
         m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
-    ObjectMeta { uri, size: m.len(), version: format!("{:x}-{:x}", m.len(), mtime) }
+    ObjectMeta::new(uri, m.len(), format!("{:x}-{:x}", m.len(), mtime))
+}
+
+/// Reads `path` only if it still has `version` before and after the read (size and modification
+/// time, the version a listing gave); `None` if it changed or is gone.
+fn read_version(uri: &str, path: &Path, version: &str) -> Result<Option<Bytes>, PortError> {
+    use std::io::Read;
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err(uri, "open", e)),
+    };
+    let same = |f: &std::fs::File| -> Result<bool, PortError> {
+        let m = f.metadata().map_err(|e| io_err(uri, "stat", e))?;
+        Ok(meta_of(uri.to_string(), &m).version == version)
+    };
+    if !same(&f)? {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    f.read_to_end(&mut body).map_err(|e| io_err(uri, "read", e))?;
+    Ok(same(&f)?.then(|| Bytes::from(body)))
 }
 
 fn temp_beside(path: &Path) -> PathBuf {
@@ -70,6 +91,14 @@ impl ObjectStore for LocalFsObjectStore {
         let path = uri_to_path(uri)?;
         let uri = uri.to_string();
         tokio::task::spawn_blocking(move || std::fs::read(&path).map(Bytes::from).map_err(|e| io_err(&uri, "read", e)))
+            .await
+            .map_err(|e| PortError::io("join", e))?
+    }
+
+    async fn get_version(&self, meta: &ObjectMeta) -> Result<Option<Bytes>, PortError> {
+        let path = uri_to_path(&meta.uri)?;
+        let (uri, version) = (meta.uri.clone(), meta.version.clone());
+        tokio::task::spawn_blocking(move || read_version(&uri, &path, &version))
             .await
             .map_err(|e| PortError::io("join", e))?
     }

@@ -1,4 +1,5 @@
-//! `Ledger` on SQLite: one row per (table, source object), plus the quarantine.
+//! `Ledger` on SQLite: one row per (table, source object), every pending mark of it in
+//! `ledger_pending`, plus the quarantine.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -25,6 +26,9 @@ impl SqliteLedger {
                 table_name TEXT NOT NULL, source_id TEXT NOT NULL,
                 state TEXT NOT NULL, snapshot_id INTEGER NOT NULL,
                 PRIMARY KEY (table_name, source_id));
+             CREATE TABLE IF NOT EXISTS ledger_pending (
+                table_name TEXT NOT NULL, source_id TEXT NOT NULL, snapshot_id INTEGER NOT NULL,
+                PRIMARY KEY (table_name, source_id, snapshot_id));
              CREATE TABLE IF NOT EXISTS quarantine (
                 source_id TEXT PRIMARY KEY, uri TEXT NOT NULL, table_name TEXT,
                 kind TEXT NOT NULL, reason TEXT NOT NULL, at_ms INTEGER NOT NULL);",
@@ -36,6 +40,17 @@ impl SqliteLedger {
     fn conn(&self) -> std::sync::MutexGuard<'_, rusqlite::Connection> {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Every pending snapshot recorded for one source, ascending.
+fn pending_marks(conn: &rusqlite::Connection, table: &str, id: &str) -> Result<Vec<i64>, PortError> {
+    let mut st = conn
+        .prepare_cached(
+            "SELECT snapshot_id FROM ledger_pending WHERE table_name = ?1 AND source_id = ?2 ORDER BY snapshot_id",
+        )
+        .map_err(|e| sql_err("lookup", e))?;
+    let rows = st.query_map(params![table, id], |r| r.get::<_, i64>(0)).map_err(|e| sql_err("lookup", e))?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(|e| sql_err("lookup", e))
 }
 
 #[async_trait]
@@ -55,7 +70,13 @@ impl Ledger for SqliteLedger {
                 let s = if state == "committed" {
                     SourceState::Committed { snapshot_id }
                 } else {
-                    SourceState::Pending { snapshot_id }
+                    let mut snapshot_ids = pending_marks(&conn, &t, id)?;
+                    // A ledger written before marks accumulated holds its one mark in `ledger`.
+                    if !snapshot_ids.contains(&snapshot_id) {
+                        snapshot_ids.push(snapshot_id);
+                        snapshot_ids.sort_unstable();
+                    }
+                    SourceState::Pending { snapshot_ids }
                 };
                 out.push((id.clone(), s));
             }
@@ -74,9 +95,13 @@ impl Ledger for SqliteLedger {
                      WHERE ledger.state = 'pending'",
                 )
                 .map_err(|e| sql_err("record pending", e))?;
+            let mut mark = tx
+                .prepare_cached("INSERT OR IGNORE INTO ledger_pending VALUES (?1, ?2, ?3)")
+                .map_err(|e| sql_err("record pending", e))?;
             let t = table.to_string();
             for id in ids {
                 st.execute(params![t, id, snapshot_id]).map_err(|e| sql_err("record pending", e))?;
+                mark.execute(params![t, id, snapshot_id]).map_err(|e| sql_err("record pending", e))?;
             }
         }
         tx.commit().map_err(|e| sql_err("commit", e))

@@ -56,12 +56,14 @@ impl Lock for SqliteLock {
     }
 
     async fn heartbeat(&self, lease: &Lease) -> Result<Lease, PortError> {
-        let version = uuid::Uuid::new_v4().to_string();
+        let version = lease.next_version();
         let ms = lease.duration.as_millis() as i64;
+        // `version = ?1` too: a repeat of this heartbeat after its first attempt landed.
         let n = self
             .conn()
             .execute(
-                "UPDATE locks SET version = ?1, expires_at_ms = ?2 WHERE entity_id = ?3 AND owner_id = ?4 AND version = ?5",
+                "UPDATE locks SET version = ?1, expires_at_ms = ?2
+                 WHERE entity_id = ?3 AND owner_id = ?4 AND (version = ?5 OR version = ?1)",
                 params![version, now_ms() + ms, lease.entity, lease.owner, lease.version],
             )
             .map_err(|e| sql_err("heartbeat", e))?;
