@@ -96,7 +96,8 @@ pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
         opts.writers = w.max(1);
     }
     let progress = Progress::start(counters, objects.len() as u64);
-    let report = ingest(&EngineConfig::default(), &ports, &cfg, &warehouse, objects, &opts)
+    let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
+    let report = ingest(&engine, &ports, &cfg, &warehouse, objects, &opts)
         .await
         .with_context(|| format!("ingest into {table} failed"))?;
     drop(progress);

@@ -113,7 +113,15 @@ async fn replay_cmd(a: &ReplayArgs) -> anyhow::Result<ExitCode> {
             }
             let warehouse = local::warehouse_uri(dir)?;
             let opts = IngestOptions::default();
-            let r = replay(&EngineConfig::default(), &ports, &warehouse, &records, table.as_ref(), &opts).await?;
+            let r = replay(
+                &EngineConfig::from_lookup(|k| std::env::var(k).ok())?,
+                &ports,
+                &warehouse,
+                &records,
+                table.as_ref(),
+                &opts,
+            )
+            .await?;
             for u in &r.landed {
                 println!("landed\t{u}");
             }

@@ -97,6 +97,9 @@ pub enum Error {
     /// A message or metadata document failed to (de)serialize.
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),
+    /// An invariant of Floe's own broke: a bug, please report it.
+    #[error("internal error (a bug in Floe, please report it): {0}")]
+    Internal(String),
     /// The table does not exist.
     #[error("table {0} does not exist")]
     NoSuchTable(String),

@@ -65,10 +65,11 @@ def write_bomb(path: Path, value_bytes: int) -> int:
     return len(data)
 
 
-def run_measured(argv) -> tuple[int, int, str]:
-    """Runs argv; returns (exit code, peak RSS in bytes, stderr)."""
+def run_measured(argv, env=None) -> tuple[int, int, str]:
+    """Runs argv (with `env` added to the environment); returns (exit code, peak RSS in bytes,
+    stderr)."""
     with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, **(env or {})})
         _, status, usage = os.wait4(p.pid, 0)
         err.seek(0)
         return os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024, err.read().decode(errors="replace")

@@ -241,3 +241,25 @@ async fn a_message_that_cannot_convert_fails_alone() {
     let states = h.ports.ledger.lookup(&table(), &bad.sources.iter().map(|s| s.id.clone()).collect::<Vec<_>>()).await;
     assert!(states.unwrap().is_empty(), "the poisoned message's sources are not marked");
 }
+
+/// A poisoned message claims none of its sources: a second message holding the same sources
+/// (here: the same sources plus another) is not rejected as an overlap because of it.
+#[tokio::test]
+async fn a_poisoned_message_claims_none_of_its_sources() {
+    let h = Harness::new();
+    let inputs = h.events("in", 2, 100, 25, 0.0).await;
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    write(&h.engine, &h.ports, &t, vec![inputs[0].clone()]).await.unwrap();
+    write(&h.engine, &h.ports, &t, inputs.clone()).await.unwrap();
+    let mut msgs = drain(&h.ports).await;
+    msgs.sort_by_key(|m| floe::message::FileManifest::from_json(&m.body).unwrap().sources.len());
+    let mut bad = floe::message::FileManifest::from_json(&msgs[0].body).unwrap();
+    bad.spec_id = 99;
+    msgs[0].body = bad.to_json().unwrap();
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    let out = committer.commit(&msgs).await;
+    let result = |id: &str| out.results.iter().find(|(m, _)| m == id).map(|(_, r)| r.clone()).unwrap();
+    assert!(matches!(result(&msgs[0].id), MessageResult::Poison { .. }), "{:?}", out.results);
+    assert!(matches!(result(&msgs[1].id), MessageResult::Committed { .. }), "{:?}", out.results);
+    assert_eq!(contents(&h.ports, &table()).await.event_ids().len(), 200, "both objects, once");
+}

@@ -108,3 +108,57 @@ async fn a_batch_redelivered_in_another_order_writes_the_same_bytes() {
     let table = contents(&h.ports, &cfg.table).await;
     assert_eq!(table.rows(), 4, "one of the two copies committed, read back with matching counts");
 }
+
+/// S3 answers 409 to a conditional PUT while another one to the same key is in flight: the
+/// object may never appear (that writer may die). The writer must not send a manifest naming
+/// files it has not seen land.
+#[tokio::test]
+async fn a_conflict_with_no_object_behind_it_sends_no_manifest() {
+    use std::sync::Arc;
+
+    use async_trait::async_trait;
+    use bytes::Bytes;
+    use floe::PortError;
+    use floe::ports::ObjectStore;
+
+    struct InFlight(Arc<dyn ObjectStore>);
+
+    #[async_trait]
+    impl ObjectStore for InFlight {
+        async fn get(&self, uri: &str) -> Result<Bytes, PortError> {
+            self.0.get(uri).await
+        }
+        async fn get_version(&self, meta: &ObjectMeta) -> Result<Option<Bytes>, PortError> {
+            self.0.get_version(meta).await
+        }
+        async fn head(&self, uri: &str) -> Result<ObjectMeta, PortError> {
+            self.0.head(uri).await
+        }
+        async fn put(&self, uri: &str, body: Bytes) -> Result<(), PortError> {
+            self.0.put(uri, body).await
+        }
+        async fn put_if_absent(&self, uri: &str, body: Bytes) -> Result<(), PortError> {
+            if uri.ends_with(".parquet") {
+                return Err(PortError::Conflict(format!("{uri}: a conditional write is in flight")));
+            }
+            self.0.put_if_absent(uri, body).await
+        }
+        async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, PortError> {
+            self.0.list(prefix).await
+        }
+        async fn delete(&self, uri: &str) -> Result<(), PortError> {
+            self.0.delete(uri).await
+        }
+    }
+
+    let h = Harness::new();
+    let objs = sources(&h).await;
+    let cfg = TableConfig::new("web.kv".parse().unwrap()).with_dedup_key("event_id").unwrap();
+    let (state, _) = ensure_table(&h.ports, &h.engine, &cfg, &h.warehouse, &objs).await.unwrap();
+    let t = WriterTable::from_metadata(&cfg.table, &state.metadata).unwrap();
+    let mut ports = h.ports.clone();
+    ports.store = Arc::new(InFlight(h.ports.store.clone()));
+    assert!(write(&h.engine, &ports, &t, objs).await.is_err(), "the batch fails, to be written again");
+    let msgs = h.ports.commit_queue.receive(10, Duration::from_secs(1)).await.unwrap();
+    assert!(msgs.is_empty(), "no manifest names a file that is not there");
+}

@@ -144,6 +144,10 @@ pub const BATCH_ROWS: usize = 8192;
 /// Limits on what one source object may decode to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeLimits {
+    /// The widest a decoded row can be without reading its bytes from the file (see
+    /// [`fill_bytes_per_row`]): rows are decoded in batches small enough that a batch of such
+    /// rows stays within a quarter of `max_block_bytes` before its size is checked.
+    pub fill_bytes_per_row: u64,
     /// The whole object's decoded data (decompressed blocks, then Arrow memory).
     pub max_decoded_bytes: u64,
     /// One decompressed block: a block that inflates past it is refused while inflating, so a
@@ -153,8 +157,35 @@ pub struct DecodeLimits {
 
 impl DecodeLimits {
     /// No limits (benchmarks of trusted input only).
-    pub const NONE: DecodeLimits = DecodeLimits { max_decoded_bytes: u64::MAX, max_block_bytes: u64::MAX };
+    pub const NONE: DecodeLimits =
+        DecodeLimits { fill_bytes_per_row: 0, max_decoded_bytes: u64::MAX, max_block_bytes: u64::MAX };
+
+    /// Rows per decoded batch under these limits.
+    fn batch_rows(&self) -> usize {
+        let per_batch = self.max_block_bytes / 4 / self.fill_bytes_per_row.max(1);
+        usize::try_from(per_batch).unwrap_or(BATCH_ROWS).clamp(1, BATCH_ROWS)
+    }
 }
+
+/// The bytes the decoder may write for one row of `schema` without reading them from the file:
+/// a null `fixed(n)` is filled with `n` zero bytes, a null struct with every child's width.
+/// (Variable-length values and list elements take bytes of the file each, which the block limit
+/// bounds.)
+pub fn fill_bytes_per_row(schema: &iceberg::spec::Schema) -> u64 {
+    fn width(t: &iceberg::spec::Type) -> u64 {
+        use iceberg::spec::{PrimitiveType as P, Type};
+        match t {
+            Type::Primitive(P::Fixed(n)) => *n,
+            Type::Primitive(P::Decimal { .. } | P::Uuid) => 16,
+            Type::Primitive(_) => 8,
+            Type::Struct(s) => s.fields().iter().map(|f| width(&f.field_type)).sum(),
+            Type::List(_) | Type::Map(_) => 8,
+        }
+    }
+    schema.as_struct().fields().iter().map(|f| width(&f.field_type)).sum()
+}
+
+impl DecodeLimits {}
 
 /// Decodes every record of a container file whose framing [`inspect`] accepted.
 ///
@@ -181,10 +212,11 @@ pub fn decode(bytes: &[u8], info: &ContainerInfo, limits: DecodeLimits) -> Resul
         block_limit: limits.max_block_bytes,
         failure: failure.clone(),
     };
-    let reader = arrow_avro::reader::ReaderBuilder::new().with_batch_size(BATCH_ROWS).build(stream).map_err(|e| {
-        let parked = failure.borrow_mut().take();
-        parked.unwrap_or_else(|| Rejection::new("schema", format!("the decoder cannot use the writer schema: {e}")))
-    })?;
+    let reader =
+        arrow_avro::reader::ReaderBuilder::new().with_batch_size(limits.batch_rows()).build(stream).map_err(|e| {
+            let parked = failure.borrow_mut().take();
+            parked.unwrap_or_else(|| Rejection::new("schema", format!("the decoder cannot use the writer schema: {e}")))
+        })?;
     let (mut out, mut rows, mut mem) = (Vec::new(), 0u64, 0u64);
     for batch in reader {
         let batch = match batch {

@@ -78,6 +78,20 @@ fn conform_array(array: &ArrayRef, target: &FieldRef, path: &str) -> Result<Arra
             let entries = StructArray::try_new(kv.clone(), vec![key, value], None)?;
             Arc::new(MapArray::try_new(te.clone(), m.offsets().clone(), entries, m.nulls().cloned(), *sorted)?)
         }
+        (DataType::Decimal128(p, _), _) => {
+            let out = if target.data_type() == array.data_type() {
+                array.clone()
+            } else {
+                arrow_cast::cast_with_options(array, target.data_type(), &EXACT).map_err(|e| {
+                    Error::schema(
+                        path,
+                        format!("cannot convert {} to {} exactly: {e}", array.data_type(), target.data_type()),
+                    )
+                })?
+            };
+            check_precision(&out, *p, path)?;
+            out
+        }
         (t, s) if t == s => array.clone(),
         (t, s) if is_nested(t) || is_nested(s) => {
             return Err(Error::schema(path, format!("the file has {s} where the table has {t}")));
@@ -91,6 +105,15 @@ fn conform_array(array: &ArrayRef, target: &FieldRef, path: &str) -> Result<Arra
     Ok(out)
 }
 
+/// Avro's decimal bytes can hold more digits than the declared precision; Parquet would then
+/// store a truncated unscaled value. Such a value cannot land exactly: refuse it.
+fn check_precision(array: &ArrayRef, precision: u8, path: &str) -> Result<()> {
+    let d = array.as_any().downcast_ref::<arrow_array::Decimal128Array>().expect("decimal128 type");
+    d.validate_decimal_precision(precision).map_err(|e| {
+        Error::schema(path, format!("a value has more digits than the declared precision {precision}: {e}"))
+    })
+}
+
 fn is_nested(t: &DataType) -> bool {
     matches!(t, DataType::Struct(_) | DataType::List(_) | DataType::Map(_, _) | DataType::LargeList(_))
 }
@@ -102,4 +125,27 @@ fn join(path: &str, name: &str) -> String {
 /// Returns `field` with its data type replaced (keeps name, nullability and metadata).
 pub fn with_type(field: &Field, dt: DataType) -> Field {
     field.clone().with_data_type(dt)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Decimal128Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::conform_batch;
+
+    #[test]
+    fn a_decimal_with_more_digits_than_its_precision_is_refused() {
+        let schema = Arc::new(Schema::new(vec![Field::new("amount", DataType::Decimal128(12, 2), true)]));
+        // Avro decimal bytes are unchecked: 2^70 fits the bytes but not 12 digits.
+        let wide = Decimal128Array::from(vec![Some(1_i128 << 70), None]).with_precision_and_scale(12, 2).unwrap();
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(wide)]).unwrap();
+        let e = conform_batch(&batch, &schema).unwrap_err().to_string();
+        assert!(e.contains("`amount`") && e.contains("precision 12"), "{e}");
+        let fits = Decimal128Array::from(vec![Some(999_999_999_999), None]).with_precision_and_scale(12, 2).unwrap();
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(fits)]).unwrap();
+        assert_eq!(conform_batch(&batch, &schema).unwrap().num_rows(), 2);
+    }
 }

@@ -24,7 +24,9 @@
 //! | local-timestamp-millis, local-timestamp-micros | timestamp |
 //!
 //! Refused: unions of several non-null types, a union of only `null`, a bare `null` field,
-//! recursive types, `duration`, `big-decimal`, nanosecond timestamps (they need format v3).
+//! recursive types, `duration`, `big-decimal`, nanosecond timestamps (they need format v3),
+//! records without fields and `fixed` of size 0 (values that take no bytes, which a hostile file
+//! could repeat without end).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -94,6 +96,12 @@ impl Mapper {
                 format!("recursive type `{}` cannot be represented in Iceberg", name.fullname(None)),
             ));
         }
+        if fields.is_empty() {
+            return Err(Error::schema(
+                display_path(path),
+                format!("record `{}` has no fields: an empty struct has no Iceberg columns", name.fullname(None)),
+            ));
+        }
         self.stack.push(name.clone());
         // Ids of one level first, then the children of each field, as Iceberg assigns them.
         let ids: Vec<i32> = fields.iter().map(|_| self.id()).collect();
@@ -144,6 +152,9 @@ impl Mapper {
             Avro::Double => p(P::Double),
             Avro::Bytes => p(P::Binary),
             Avro::String | Avro::Enum(_) => p(P::String),
+            Avro::Fixed(f) if f.size == 0 => {
+                Err(Error::schema(display_path(path), "a `fixed` of size 0 holds no value and has no Iceberg type"))
+            }
             Avro::Fixed(f) => p(P::Fixed(f.size as u64)),
             Avro::Uuid => p(P::Uuid),
             Avro::Date => p(P::Date),

@@ -244,14 +244,17 @@ impl Committer {
             for (snap, ids) in &settled.healed {
                 self.ports.ledger.record_committed(table, ids, *snap).await?;
             }
-            let Classified { mut results, take } = classify(group, &settled.committed);
-            let Converted { files, poisoned, taken } = convert(&state, take);
+            // Poison first, so that a message that can never commit claims none of its sources.
+            let Converted { ready, poisoned } = convert(&state, group);
+            let Classified { mut results, take } = classify(ready, &settled.committed);
             results.extend(poisoned);
-            if taken.is_empty() {
+            if take.is_empty() {
                 return Ok((results, None));
             }
-            let sources: Vec<String> = taken.iter().flat_map(|(_, m)| m.sources.iter().map(|s| s.id.clone())).collect();
-            let taken_ids: Vec<String> = taken.iter().map(|(id, _)| id.clone()).collect();
+            let sources: Vec<String> =
+                take.iter().flat_map(|r| r.manifest.sources.iter().map(|s| s.id.clone())).collect();
+            let taken_ids: Vec<String> = take.iter().map(|r| r.id.clone()).collect();
+            let files: Vec<(i32, DataFile)> = take.into_iter().flat_map(|r| r.files).collect();
             if files.is_empty() {
                 // Only empty sources: no rows to double-count, nothing to snapshot.
                 let snap = state.metadata.current_snapshot_id().unwrap_or(0);
@@ -351,21 +354,29 @@ fn settle(state: &TableState, known: Vec<(String, SourceState)>) -> Settled {
     out
 }
 
+/// A message whose file entries convert: ready to be classified and committed.
+struct Ready<'a> {
+    id: &'a String,
+    manifest: &'a FileManifest,
+    files: Vec<(i32, DataFile)>,
+}
+
 /// A group's messages sorted into those settled now and those to commit.
 struct Classified<'a> {
     results: Vec<(String, MessageResult)>,
-    take: Vec<(&'a String, &'a FileManifest)>,
+    take: Vec<Ready<'a>>,
 }
 
 /// Duplicates (a batch seen already, or every source committed) are settled; a manifest that
 /// overlaps committed sources, or sources taken by an earlier message of the group, is
 /// rejected with the rest of its sources to requeue; the others are taken.
-fn classify<'a>(group: &'a [(String, FileManifest)], committed: &HashSet<String>) -> Classified<'a> {
+fn classify<'a>(ready: Vec<Ready<'a>>, committed: &HashSet<String>) -> Classified<'a> {
     let mut results = vec![];
-    let mut take = vec![];
+    let mut take: Vec<Ready<'a>> = vec![];
     let mut taken: HashSet<&str> = HashSet::new();
     let mut batches: HashSet<&str> = HashSet::new();
-    for (id, m) in group {
+    for r in ready {
+        let (id, m) = (r.id, r.manifest);
         let done = |s: &SourceRef| committed.contains(&s.id) || taken.contains(s.id.as_str());
         if !batches.insert(m.batch_id.as_str()) || m.sources.iter().all(done) {
             results.push((id.clone(), MessageResult::Duplicate));
@@ -375,36 +386,31 @@ fn classify<'a>(group: &'a [(String, FileManifest)], committed: &HashSet<String>
             results.push((id.clone(), MessageResult::Overlap { requeue }));
         } else {
             taken.extend(m.sources.iter().map(|s| s.id.as_str()));
-            take.push((id, m));
+            take.push(r);
         }
     }
     Classified { results, take }
 }
 
-/// The taken messages' data files as Iceberg entries, each with its partition spec id.
+/// A group's messages as Iceberg data file entries, or poison.
 struct Converted<'a> {
-    files: Vec<(i32, DataFile)>,
+    ready: Vec<Ready<'a>>,
     /// Messages whose entries cannot be converted: they fail alone.
     poisoned: Vec<(String, MessageResult)>,
-    /// The messages whose files are in `files`.
-    taken: Vec<(String, &'a FileManifest)>,
 }
 
-/// Converts each taken message on its own: one whose file entries the table cannot hold (an
-/// unknown partition spec, a malformed bound) is poison, and the others still commit.
-fn convert<'a>(state: &TableState, take: Vec<(&'a String, &'a FileManifest)>) -> Converted<'a> {
+/// Converts each message on its own: one whose file entries the table cannot hold (an unknown
+/// partition spec, a malformed bound) is poison, and the others still commit.
+fn convert<'a>(state: &TableState, group: &'a [(String, FileManifest)]) -> Converted<'a> {
     let schema = state.metadata.current_schema();
-    let mut out = Converted { files: vec![], poisoned: vec![], taken: vec![] };
-    for (id, m) in take {
+    let mut out = Converted { ready: vec![], poisoned: vec![] };
+    for (id, m) in group {
         let files: Result<Vec<(i32, DataFile)>> = match state.metadata.partition_spec_by_id(m.spec_id) {
             None => Err(Error::Config(format!("it names partition spec {} which the table lacks", m.spec_id))),
             Some(spec) => m.files.iter().map(|f| Ok((m.spec_id, f.to_data_file(schema, spec)?))).collect(),
         };
         match files {
-            Ok(files) => {
-                out.files.extend(files);
-                out.taken.push((id.clone(), m));
-            }
+            Ok(files) => out.ready.push(Ready { id, manifest: m, files }),
             Err(e) => {
                 warn!(message = %id, batch = %m.batch_id, error = %e, "manifest cannot be committed; poison");
                 let reason = format!("manifest {}: {e}", m.batch_id);

@@ -72,7 +72,12 @@ fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> R
     let avro_schema = schema::parse_avro_schema(&info.schema_json).map_err(schema_rejection)?;
     let file_schema = schema::avro_to_iceberg(&avro_schema).map_err(schema_rejection)?;
     compat::check_file_against_table(&file_schema, &table.schema).map_err(schema_rejection)?;
-    let limits = avro::DecodeLimits { max_decoded_bytes: cfg.max_decoded_bytes, max_block_bytes: cfg.max_block_bytes };
+    check_fixed_sizes(&file_schema, cfg.max_value_bytes)?;
+    let limits = avro::DecodeLimits {
+        fill_bytes_per_row: avro::fill_bytes_per_row(&file_schema),
+        max_decoded_bytes: cfg.max_decoded_bytes,
+        max_block_bytes: cfg.max_block_bytes,
+    };
     let batches = avro::decode(bytes, &info, limits)?;
     for b in &batches {
         check_value_sizes(b, cfg.max_value_bytes)?;
@@ -107,6 +112,30 @@ fn check_value_sizes(batch: &RecordBatch, limit: u64) -> Result<(), Rejection> {
                     field.name()
                 ),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a schema with a `fixed` wider than one value may be (`max_value_bytes`), before
+/// decoding: the decoder fills a null one with that many zero bytes.
+fn check_fixed_sizes(schema: &iceberg::spec::Schema, limit: u64) -> Result<(), Rejection> {
+    fn widest(t: &iceberg::spec::Type) -> u64 {
+        use iceberg::spec::{PrimitiveType as P, Type};
+        match t {
+            Type::Primitive(P::Fixed(n)) => *n,
+            Type::Primitive(_) => 0,
+            Type::Struct(s) => s.fields().iter().map(|f| widest(&f.field_type)).max().unwrap_or(0),
+            Type::List(l) => widest(&l.element_field.field_type),
+            Type::Map(m) => widest(&m.key_field.field_type).max(widest(&m.value_field.field_type)),
+        }
+    }
+    for f in schema.as_struct().fields() {
+        let n = widest(&f.field_type);
+        if n > limit {
+            let why =
+                format!("field `{}` is a fixed of {n} bytes, over the limit of {limit} (max_value_bytes)", f.name);
+            return Err(Rejection::new("too-large", why));
         }
     }
     Ok(())
@@ -293,10 +322,22 @@ pub(crate) fn superseded(obj: &ObjectMeta) -> Rejection {
 }
 
 /// Uploads a data file create-only. Its name carries a digest of its bytes, so an object already
-/// there holds these very bytes (an earlier attempt of the same batch): nothing is overwritten.
+/// there of the same size holds these very bytes (an earlier attempt of the same batch) and is
+/// kept. A conflict with no such object (S3's 409 for a concurrent conditional write still in
+/// flight) fails the batch, to be written again: a manifest never names a file that is not there.
 async fn put_data_file(ports: &Ports, uri: &str, body: Bytes) -> Result<()> {
+    let size = body.len() as u64;
     match ports.store.put_if_absent(uri, body).await {
-        Ok(()) | Err(crate::PortError::Conflict(_)) => Ok(()),
+        Ok(()) => Ok(()),
+        Err(crate::PortError::Conflict(why)) => match ports.store.head(uri).await {
+            Ok(existing) if existing.size == size => Ok(()),
+            Ok(existing) => Err(Error::Internal(format!(
+                "data file {uri} exists with {} bytes where these bytes are {size}: a digest collision or a bug",
+                existing.size
+            ))),
+            Err(crate::PortError::NotFound(_)) => Err(crate::PortError::Conflict(why).into()),
+            Err(e) => Err(e.into()),
+        },
         Err(e) => Err(e.into()),
     }
 }

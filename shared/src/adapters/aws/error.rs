@@ -45,6 +45,7 @@ where
         (
             Some(
                 "NoSuchKey"
+                | "NoSuchVersion"
                 | "NotFound"
                 | "ResourceNotFoundException"
                 | "EntityNotFoundException"

@@ -17,7 +17,7 @@ use crate::pipeline::create::ensure_table;
 use crate::pipeline::write::{quarantine, write};
 use crate::ports::{Message, ObjectMeta, ObjectStore, Ports, Queue};
 use crate::table::WriterTable;
-use crate::{Error, Result, TableIdent};
+use crate::{Error, PortError, Result, TableIdent};
 
 /// A lenient S3 notification: only the fields Floe reads (moto and some tools omit others).
 #[derive(Debug, Deserialize)]
@@ -314,7 +314,7 @@ pub async fn handle_committer(
                 }
             }
             MessageResult::Overlap { requeue: sources } => {
-                if let Err(e) = requeue.send(notification_for(&sources)).await {
+                if let Err(e) = send_notifications(requeue, &sources).await {
                     error!(message = %id, error = %e, "could not re-enqueue the sources of an overlapping manifest");
                     failed.push(id);
                 }
@@ -327,6 +327,18 @@ pub async fn handle_committer(
         }
     }
     failures(failed)
+}
+
+/// Sources per re-enqueued notification: a message stays far below SQS's 256 KiB whatever the
+/// keys, and a writer batch picks up a few at a time.
+const SOURCES_PER_NOTIFICATION: usize = 10;
+
+/// Sends `sources` back to the writers' queue, a few per notification.
+async fn send_notifications(queue: &dyn Queue, sources: &[crate::message::SourceRef]) -> Result<(), PortError> {
+    for chunk in sources.chunks(SOURCES_PER_NOTIFICATION) {
+        queue.send(notification_for(chunk)).await?;
+    }
+    Ok(())
 }
 
 /// A minimal S3 notification naming `sources`, for re-enqueueing them to the writers.
@@ -388,6 +400,48 @@ pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &super::Clien
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A queue that keeps what is sent to it.
+    #[derive(Default)]
+    struct Sent(std::sync::Mutex<Vec<String>>);
+
+    #[async_trait::async_trait]
+    impl Queue for Sent {
+        async fn send(&self, body: String) -> Result<(), PortError> {
+            self.0.lock().unwrap().push(body);
+            Ok(())
+        }
+        async fn receive(&self, _: usize, _: std::time::Duration) -> Result<Vec<Message>, PortError> {
+            Ok(vec![])
+        }
+        async fn ack(&self, _: &str) -> Result<(), PortError> {
+            Ok(())
+        }
+        async fn release(&self, _: &str) -> Result<(), PortError> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn many_requeued_sources_travel_a_few_per_notification() {
+        let key = "a/".repeat(300);
+        let sources: Vec<crate::message::SourceRef> = (0..1000)
+            .map(|i| crate::message::SourceRef {
+                id: format!("s3://b/{key}{i}#e{i}"),
+                uri: format!("s3://b/{key}{i}"),
+                size: 1,
+                rows: 0,
+                version_id: None,
+            })
+            .collect();
+        let q = Sent::default();
+        send_notifications(&q, &sources).await.unwrap();
+        let sent = q.0.lock().unwrap().clone();
+        assert_eq!(sent.len(), 100);
+        assert!(sent.iter().all(|m| m.len() < 64 * 1024), "far below SQS's 256 KiB");
+        let back: Vec<String> = sent.iter().flat_map(|m| objects_in_notification(m).unwrap()).map(|o| o.uri).collect();
+        assert_eq!(back, sources.iter().map(|s| s.uri.clone()).collect::<Vec<_>>(), "every source, once, in order");
+    }
 
     #[test]
     fn a_notification_names_the_version_it_announces() {
