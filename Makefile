@@ -7,7 +7,7 @@ FLOE := target/release/floe
 RUN_DIR ?= data/sample
 WAREHOUSE ?= warehouse
 
-.PHONY: build build-tests run test test-rust test-python venv bench lint fmt clean lambda
+.PHONY: build build-tests run test test-rust test-python venv bench bench-memory lint fmt clean lambda
 
 build:
 	$(CARGO) build --release --workspace
@@ -45,6 +45,11 @@ test-python: build-tests venv
 # Writer path vs raw decode+encode, per core. BENCH_ARGS="--input DIR" to use your own files.
 bench: build
 	$(FLOE) bench $(BENCH_ARGS)
+	$(MAKE) --no-print-directory bench-memory
+
+# Writer peak RSS against batch size, and a decompression bomb (docs/BENCHMARKS.md#memory).
+bench-memory: build venv
+	$(VENV)/bin/python tests/bench/memory.py --floe $(FLOE) $(MEMORY_ARGS)
 
 # Deployable Lambda binaries (floe-writer, floe-committer) under target/lambda/: stripped and
 # without line tables (smaller to upload, faster to cold-start).

@@ -99,7 +99,7 @@ def main() -> int:
         print("|---:|---:|---:|---:|---:|")
         for size in [int(s) for s in a.sizes_mb.split(",") if s]:
             events_per_file = 3500
-            files = max(1, round(size * MB / (events_per_file * 290)))  # ~290 bytes/event (snappy)
+            files = max(1, round(size * MB / (events_per_file * 195)))  # ~195 bytes/event (snappy)
             inputs = work / f"in-{size}"
             subprocess.run([a.floe, "gen", "--out", str(inputs), "--files", str(files),
                             "--events-per-file", str(events_per_file)], check=True, capture_output=True)
