@@ -176,6 +176,23 @@ async fn every_fault_point_embedded_loses_and_doubles_nothing() {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
+/// Four event files written as two writer batches, their manifests waiting on the commit
+/// queue; returns every event id they hold and the table's config.
+async fn two_batches_waiting(h: &Harness, table: &str, seed: u64) -> (Vec<String>, floe::config::TableConfig) {
+    use floe::pipeline::create::ensure_table;
+    use floe::pipeline::write::write;
+    use floe::table::WriterTable;
+
+    let objects = h.events("in", 4, 120, seed, 0.0).await;
+    let cfg = events_table(table);
+    let (state, _) = ensure_table(&h.ports, &h.engine, &cfg, &h.warehouse, &objects).await.expect("table");
+    let wt = WriterTable::from_metadata(&cfg.table, &state.metadata).expect("writer table");
+    for pair in objects.chunks(2) {
+        write(&h.engine, &h.ports, &wt, pair.to_vec()).await.expect("write");
+    }
+    (source_event_ids(&objects), cfg)
+}
+
 /// Two committers: the first pauses mid-commit past its lease, the second takes the lock and
 /// commits the same messages, then the first wakes. Paused before its lease check, it stops
 /// there; paused after it (just before the swap), the swap is the fence. Either way the table
@@ -185,21 +202,12 @@ async fn a_zombie_committer_past_its_lease_is_fenced() {
     use std::sync::Arc;
 
     use floe::pipeline::commit::{Committer, MessageResult};
-    use floe::pipeline::create::ensure_table;
-    use floe::pipeline::write::write;
-    use floe::table::{WriterTable, load_table};
+    use floe::table::load_table;
     use tokio::sync::Notify;
 
     for point in [FaultPoint::CommitterAfterManifestWrite, FaultPoint::CommitterAfterMetadataWrite] {
         let h = Harness::new();
-        let objects = h.events("in", 4, 120, 99, 0.0).await;
-        let expected = source_event_ids(&objects);
-        let cfg = events_table("zombie.events");
-        let (state, _) = ensure_table(&h.ports, &h.engine, &cfg, &h.warehouse, &objects).await.expect("table");
-        let wt = WriterTable::from_metadata(&cfg.table, &state.metadata).expect("writer table");
-        for pair in objects.chunks(2) {
-            write(&h.engine, &h.ports, &wt, pair.to_vec()).await.expect("write");
-        }
+        let (expected, cfg) = two_batches_waiting(&h, "zombie.events", 99).await;
         let lease = Duration::from_millis(400);
         let engine = EngineConfig { lock_lease: lease, ..EngineConfig::default() };
         let (reached, resume) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
@@ -256,21 +264,11 @@ async fn a_zombie_that_swaps_after_a_rival_marked_its_sources_doubles_nothing() 
     use std::sync::Arc;
 
     use floe::pipeline::commit::{Committer, MessageResult};
-    use floe::pipeline::create::ensure_table;
-    use floe::pipeline::write::write;
-    use floe::table::WriterTable;
     use tokio::sync::Notify;
 
     quiet_crashes();
     let h = Harness::new();
-    let objects = h.events("in", 4, 120, 77, 0.0).await;
-    let expected = source_event_ids(&objects);
-    let cfg = events_table("fence.events");
-    let (state, _) = ensure_table(&h.ports, &h.engine, &cfg, &h.warehouse, &objects).await.expect("table");
-    let wt = WriterTable::from_metadata(&cfg.table, &state.metadata).expect("writer table");
-    for pair in objects.chunks(2) {
-        write(&h.engine, &h.ports, &wt, pair.to_vec()).await.expect("write");
-    }
+    let (expected, cfg) = two_batches_waiting(&h, "fence.events", 77).await;
     let lease = Duration::from_millis(400);
     let engine = EngineConfig { lock_lease: lease, ..EngineConfig::default() };
     let at = FaultPoint::CommitterAfterMetadataWrite;

@@ -244,3 +244,24 @@ async fn the_same_object_twice_in_one_batch_lands_once() {
     assert_eq!(ids.len(), 200);
     assert!(counts(&ids).values().all(|c| *c == 1));
 }
+
+/// Embedded mode keys a file by its size and modification time when it lists it, and reads
+/// exactly that: a file rewritten between the listing and the read is recorded as superseded
+/// (its listed version is gone), never ingested under the old identity with the new bytes.
+#[tokio::test]
+async fn a_file_rewritten_after_it_was_listed_is_superseded() {
+    let h = Harness::new();
+    let listed = h.events("in", 2, 50, 8, 0.0).await;
+    let path = floe::adapters::local::uri_to_path(&listed[1].uri).unwrap();
+    let (other, _) =
+        floe::sample::events_file(&floe::sample::EventsSpec { events_per_file: 70, ..Default::default() }, 9, 0)
+            .unwrap();
+    std::fs::write(&path, other).unwrap();
+    let cfg = events_table("web.events");
+    let report =
+        ingest(&h.engine, &h.ports, &cfg, &h.warehouse, listed.clone(), &IngestOptions::default()).await.unwrap();
+    assert_eq!(report.superseded, 1);
+    assert_eq!(contents(&h.ports, &cfg.table).await.rows(), 50, "only the file that is still as listed");
+    let records = h.ports.ledger.quarantined().await.unwrap();
+    assert!(records.iter().any(|r| r.uri == listed[1].uri && r.rejection.kind == "superseded"), "{records:?}");
+}

@@ -39,6 +39,7 @@ pub trait Lock: Send + Sync {
     /// version is [`Lease::next_version`], so a repeat of a heartbeat whose answer was lost
     /// finds its own earlier attempt and succeeds instead of reporting the lock lost.
     async fn heartbeat(&self, lease: &Lease) -> Result<Lease, PortError>;
-    /// Releases the lock if still held by this lease.
+    /// Releases the lock if still held by this lease (or by the heartbeat of it whose answer was
+    /// lost, so that a failed heartbeat never leaves the lock held until its lease runs out).
     async fn release(&self, lease: &Lease) -> Result<(), PortError>;
 }

@@ -126,7 +126,11 @@ pub async fn lock(l: &dyn Lock, entity: &str) {
     let first = a.clone();
     let a = l.heartbeat(&renewed).await.expect("the next heartbeat");
     assert!(matches!(l.heartbeat(&first).await, Err(PortError::Conflict(_))), "a lease two heartbeats old is stale");
+    // A heartbeat landed but its answer was lost: releasing with the lease in hand frees it.
+    l.heartbeat(&a).await.expect("a heartbeat whose answer is lost");
     l.release(&a).await.expect("release");
+    let x = l.try_acquire(entity, "owner-x", lease).await.expect("acquire").expect("released, not left to expire");
+    l.release(&x).await.expect("release");
     let b = l.try_acquire(entity, "owner-b", lease).await.expect("acquire").expect("released lock is granted");
     tokio::time::sleep(lease + Duration::from_millis(400)).await;
     let c = l.try_acquire(entity, "owner-c", lease).await.expect("acquire").expect("an expired lease can be stolen");

@@ -98,10 +98,12 @@ impl Lock for DynamoDbLock {
             .delete_item()
             .table_name(&self.table)
             .key("entityId", s(&lease.entity))
-            .condition_expression("ownerId = :me AND #v = :ov")
+            // Or the version a heartbeat of this lease set whose answer was lost.
+            .condition_expression("ownerId = :me AND (#v = :ov OR #v = :nv)")
             .expression_attribute_names("#v", "version")
             .expression_attribute_values(":me", s(&lease.owner))
             .expression_attribute_values(":ov", s(&lease.version))
+            .expression_attribute_values(":nv", s(&lease.next_version()))
             .send()
             .await;
         match del {

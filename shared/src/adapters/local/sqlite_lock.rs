@@ -76,8 +76,9 @@ impl Lock for SqliteLock {
     async fn release(&self, lease: &Lease) -> Result<(), PortError> {
         self.conn()
             .execute(
-                "DELETE FROM locks WHERE entity_id = ?1 AND owner_id = ?2 AND version = ?3",
-                params![lease.entity, lease.owner, lease.version],
+                // Or the version a heartbeat of this lease set whose answer was lost.
+                "DELETE FROM locks WHERE entity_id = ?1 AND owner_id = ?2 AND (version = ?3 OR version = ?4)",
+                params![lease.entity, lease.owner, lease.version, lease.next_version()],
             )
             .map(|_| ())
             .map_err(|e| sql_err("release", e))
