@@ -52,6 +52,11 @@ pub(crate) struct IngestArgs {
     /// Source megabytes per writer batch at most.
     #[arg(long, default_value_t = 64)]
     batch_mb: u64,
+    /// Compact the table after ingesting (see `floe compact`).
+    #[arg(long)]
+    compact: bool,
+    #[command(flatten)]
+    compaction: crate::compact::CompactSettings,
 }
 
 /// The table settings: floe.toml (explicit or ./floe.toml), then flags.
@@ -126,6 +131,9 @@ pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
             "  {} file(s) changed or vanished after they were listed: that version was not read (kind `superseded`)",
             report.superseded
         );
+    }
+    if a.compact {
+        crate::compact::compact_table(&ports, &table, &a.compaction).await?;
     }
     if report.quarantined.is_empty() {
         return Ok(ExitCode::SUCCESS);

@@ -2,6 +2,7 @@
 //! and calls the engine's pipeline functions; it holds no pipeline logic of its own.
 
 mod bench;
+mod compact;
 mod generate;
 mod ingest;
 mod inputs;
@@ -25,6 +26,8 @@ struct Cli {
 enum Command {
     /// Ingest Avro object container files (or folders of them) into a table.
     Ingest(ingest::IngestArgs),
+    /// Merge small data files LSM-style, deduplicate by the table's key, and commit the rewrite.
+    Compact(compact::CompactArgs),
     /// Show a table's snapshots, files, rows, bytes and small-file debt.
     Status(status::StatusArgs),
     /// Generate sample Avro files (events, every-type, or corrupt ones).
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Ingest(a) => ingest::run(a).await,
             Command::Status(a) => status::run(a).await,
+            Command::Compact(a) => compact::run(a).await,
             Command::Gen(a) => generate::run(a),
             Command::Bench(a) => bench::run(a).await,
             Command::Quarantine(c) => quarantine::run(c).await,

@@ -135,6 +135,13 @@ pub enum Error {
         /// The lock entity.
         entity: String,
     },
+    /// A rewrite names files to remove that the table no longer holds live (compacted or
+    /// rewritten since it was planned): it is stale and must be planned again.
+    #[error("{} file(s) to remove are no longer live, e.g. {}", files.len(), files.first().map_or("", String::as_str))]
+    NotLive {
+        /// The files that are not live.
+        files: Vec<String>,
+    },
     /// A commit could not be completed after retrying lost compare-and-swaps.
     #[error("commit to {table} failed after {attempts} attempt(s): {reason}")]
     CommitFailed {

@@ -24,6 +24,10 @@ pub enum FaultPoint {
     WriterAfterManifestSend,
     /// Writer: the batch done, its input not yet acknowledged.
     WriterBeforeAck,
+    /// Compactor: a task's merged files written.
+    CompactorAfterWrite,
+    /// Compactor: a task's rewrite request sent.
+    CompactorAfterRequestSend,
     /// Committer: the table lock taken.
     CommitterAfterLock,
     /// Committer: manifests and manifest list written (and pending records).
@@ -40,11 +44,13 @@ pub enum FaultPoint {
 
 impl FaultPoint {
     /// Every point, in pipeline order.
-    pub const ALL: [FaultPoint; 10] = [
+    pub const ALL: [FaultPoint; 12] = [
         FaultPoint::WriterAfterRead,
         FaultPoint::WriterAfterUpload,
         FaultPoint::WriterAfterManifestSend,
         FaultPoint::WriterBeforeAck,
+        FaultPoint::CompactorAfterWrite,
+        FaultPoint::CompactorAfterRequestSend,
         FaultPoint::CommitterAfterLock,
         FaultPoint::CommitterAfterManifestWrite,
         FaultPoint::CommitterAfterMetadataWrite,
@@ -60,6 +66,8 @@ impl FaultPoint {
             FaultPoint::WriterAfterUpload => "writer.after_upload",
             FaultPoint::WriterAfterManifestSend => "writer.after_manifest_send",
             FaultPoint::WriterBeforeAck => "writer.before_ack",
+            FaultPoint::CompactorAfterWrite => "compactor.after_write",
+            FaultPoint::CompactorAfterRequestSend => "compactor.after_request_send",
             FaultPoint::CommitterAfterLock => "committer.after_lock",
             FaultPoint::CommitterAfterManifestWrite => "committer.after_manifest_write",
             FaultPoint::CommitterAfterMetadataWrite => "committer.after_metadata_write",

@@ -1,6 +1,7 @@
-//! The file manifest message: what a writer hands the committer through the commit queue.
+//! The commit queue's messages: the file manifest a writer hands the committer, and the rewrite
+//! request a compactor sends ([`CommitRequest`] tells them apart).
 //!
-//! A versioned JSON document (documented in docs/MESSAGES.md). It names the destination table,
+//! Versioned JSON documents (documented in docs/MESSAGES.md). A file manifest names the destination table,
 //! the source objects the batch consumed (their identities are the exactly-once keys), and the
 //! data files written, each with its partition tuple and Iceberg metrics. Bounds use Iceberg's
 //! binary single-value serialization, base64-encoded; partition values use Iceberg's JSON
@@ -121,6 +122,93 @@ impl FileManifest {
     /// Total rows in the data files.
     pub fn rows(&self) -> u64 {
         self.files.iter().map(|f| f.record_count).sum()
+    }
+}
+
+/// The `kind` of a rewrite request.
+pub const REWRITE_KIND: &str = "rewrite";
+
+/// A compaction's result, sent to the commit queue: replace `removed` by `added`.
+///
+/// The committer commits it as an Iceberg `replace` snapshot only if every removed file is still
+/// live; otherwise it is stale, rejected, and its added files are deleted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RewriteRequest {
+    /// Message version ([`MESSAGE_VERSION`]).
+    pub version: u32,
+    /// Always [`REWRITE_KIND`].
+    pub kind: String,
+    /// The table.
+    pub table: TableIdent,
+    /// Deterministic id of the compaction task (a hash of its inputs): the added files' names
+    /// start with it.
+    pub task_id: String,
+    /// The snapshot the task was planned from.
+    pub planned_snapshot_id: i64,
+    /// That snapshot's sequence number: the added files' data sequence number.
+    pub data_sequence_number: i64,
+    /// Level of the added files.
+    pub level: u32,
+    /// Schema the added files were written with.
+    pub schema_id: i32,
+    /// Partition spec the added files were written with.
+    pub spec_id: i32,
+    /// Paths of the files replaced.
+    pub removed: Vec<String>,
+    /// Rows of the removed files.
+    pub removed_rows: u64,
+    /// Rows dropped as duplicates of a key kept elsewhere: `removed_rows` = added rows + this.
+    pub duplicates: u64,
+    /// The files written.
+    pub added: Vec<DataFileMeta>,
+}
+
+impl RewriteRequest {
+    /// Rows in the added files.
+    pub fn added_rows(&self) -> u64 {
+        self.added.iter().map(|f| f.record_count).sum()
+    }
+}
+
+/// A message on the commit queue.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CommitRequest {
+    /// A writer batch's files: an append.
+    Append(FileManifest),
+    /// A compaction's files: a replace.
+    Rewrite(RewriteRequest),
+}
+
+impl CommitRequest {
+    /// Parses a message body by its `kind` (absent: a file manifest), refusing versions this build
+    /// does not know.
+    pub fn from_json(body: &str) -> Result<Self> {
+        #[derive(Deserialize)]
+        struct Probe {
+            version: u32,
+            #[serde(default)]
+            kind: Option<String>,
+        }
+        let probe: Probe = serde_json::from_str(body)?;
+        match probe.kind.as_deref() {
+            None => Ok(CommitRequest::Append(FileManifest::from_json(body)?)),
+            Some(REWRITE_KIND) if probe.version == MESSAGE_VERSION => {
+                Ok(CommitRequest::Rewrite(serde_json::from_str(body)?))
+            }
+            Some(REWRITE_KIND) => Err(Error::Config(format!(
+                "rewrite request version {} is not supported (this build reads version {MESSAGE_VERSION})",
+                probe.version
+            ))),
+            Some(other) => Err(Error::Config(format!("commit message kind `{other}` is not known to this build"))),
+        }
+    }
+
+    /// The destination table.
+    pub fn table(&self) -> &TableIdent {
+        match self {
+            CommitRequest::Append(m) => &m.table,
+            CommitRequest::Rewrite(r) => &r.table,
+        }
     }
 }
 

@@ -5,6 +5,7 @@ mod aws;
 mod aws_crash;
 mod commit;
 mod common;
+mod compact;
 mod crash;
 mod immutable;
 mod ingest;

@@ -4,6 +4,8 @@
 //! committer alongside, committing manifests as they arrive. Sources that the committer sends
 //! back (a manifest overlapping another batch) are written again. Leftover messages from an
 //! earlier, interrupted run are committed too: the commit queue is durable.
+//! [`compact_and_commit`] is embedded compaction: the compactor's tasks on every core, then the
+//! committer over their rewrite requests.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,6 +15,7 @@ use tokio::task::JoinSet;
 use tracing::info;
 
 use super::commit::{Committer, MessageResult};
+use super::compact::{CompactOptions, CompactReport, compact};
 use super::create::ensure_table;
 use super::write::{WriteOutcome, quarantine, write};
 use crate::config::{EngineConfig, TableConfig};
@@ -215,11 +218,33 @@ async fn run_writers(
 
 /// What the embedded committer loop committed.
 #[derive(Debug, Default)]
-struct CommitTotals {
-    rows: u64,
-    files: usize,
-    snapshots: usize,
-    requeue: Vec<crate::message::SourceRef>,
+pub struct CommitTotals {
+    /// Rows appended.
+    pub rows: u64,
+    /// Data files appended.
+    pub files: usize,
+    /// Append snapshots.
+    pub snapshots: usize,
+    /// Rewrites committed (replace or overwrite snapshots).
+    pub rewrites: usize,
+    /// Stale rewrites rejected.
+    pub rejected: usize,
+    /// Sources to write again (their manifest overlapped committed sources).
+    pub requeue: Vec<crate::message::SourceRef>,
+}
+
+/// Embedded compaction: plans and runs the tasks (see [`compact`]), then commits their rewrite
+/// requests (and anything else waiting on the commit queue).
+pub async fn compact_and_commit(
+    engine: &EngineConfig,
+    ports: &Ports,
+    table: &crate::TableIdent,
+    opts: &CompactOptions,
+) -> Result<(CompactReport, CommitTotals)> {
+    let report = compact(engine, ports, table, opts).await?;
+    let done = Arc::new(AtomicBool::new(true));
+    let totals = run_committer(engine.clone(), ports.clone(), done, Duration::from_secs(30)).await?;
+    Ok((report, totals))
 }
 
 /// Consecutive rounds in which every message had to be retried before giving up.
@@ -239,16 +264,23 @@ async fn run_committer(
         let done = writers_done.load(Ordering::SeqCst);
         match committer.run_once(1000, visibility).await? {
             Some(outcome) => {
-                for (_, snap, files, rows) in &outcome.snapshots {
-                    let _ = snap;
-                    totals.rows += rows;
-                    totals.files += files;
-                    totals.snapshots += 1;
+                for landed in &outcome.snapshots {
+                    if landed.operation == iceberg::spec::Operation::Append {
+                        totals.rows += landed.rows;
+                        totals.files += landed.files;
+                        totals.snapshots += 1;
+                    } else {
+                        totals.rewrites += 1;
+                    }
                 }
                 let mut retried = None;
                 let mut progressed = false;
                 for (_, r) in outcome.results {
                     match r {
+                        MessageResult::Stale { .. } => {
+                            totals.rejected += 1;
+                            progressed = true;
+                        }
                         MessageResult::Overlap { requeue } => {
                             totals.requeue.extend(requeue);
                             progressed = true;

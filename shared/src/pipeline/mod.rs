@@ -2,6 +2,7 @@
 //!
 //! - [`write::write`]: the writer role (source objects → data files + a file manifest message);
 //! - [`commit::Committer`]: the committer role (messages → one snapshot per table, pointer swap);
+//! - [`compact::compact`]: the compactor role (live files → merged files + a rewrite request);
 //! - [`create::ensure_table`]: conditional creation of a table from a source object's schema;
 //! - [`ingest::ingest`]: embedded mode, running writers and the committer in one process;
 //! - [`quarantine`]: what is still refused, and replaying it (`floe quarantine list|replay`).
@@ -10,6 +11,7 @@
 
 pub mod cluster;
 pub mod commit;
+pub mod compact;
 pub mod create;
 pub mod ingest;
 pub mod quarantine;

@@ -325,7 +325,7 @@ pub(crate) fn superseded(obj: &ObjectMeta) -> Rejection {
 /// there of the same size holds these very bytes (an earlier attempt of the same batch) and is
 /// kept. A conflict with no such object (S3's 409 for a concurrent conditional write still in
 /// flight) fails the batch, to be written again: a manifest never names a file that is not there.
-async fn put_data_file(ports: &Ports, uri: &str, body: Bytes) -> Result<()> {
+pub(crate) async fn put_data_file(ports: &Ports, uri: &str, body: Bytes) -> Result<()> {
     let size = body.len() as u64;
     match ports.store.put_if_absent(uri, body).await {
         Ok(()) => Ok(()),

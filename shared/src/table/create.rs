@@ -29,6 +29,9 @@ pub fn create_table_metadata(schema: Schema, cfg: &TableConfig, location: &str) 
     let codec = cfg.compression.split('(').next().unwrap_or("zstd").to_ascii_lowercase();
     props.insert("write.parquet.compression-codec".into(), codec);
     props.insert(PROP_TARGET_FILE_SIZE.into(), cfg.target_file_size.to_string());
+    // Old metadata.json files are deleted as they fall out of the log (unless the user said
+    // otherwise): a table committed every few seconds would otherwise pile them up forever.
+    props.entry(super::PROP_DELETE_AFTER_COMMIT.into()).or_insert_with(|| "true".into());
     let built =
         TableMetadataBuilder::new(schema, spec, order, location.to_string(), FormatVersion::V2, props)?.build()?;
     Ok(built.metadata)

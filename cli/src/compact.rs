@@ -1,0 +1,97 @@
+//! `floe compact` (and the compaction step of `floe ingest --compact`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use floe::TableIdent;
+use floe::adapters::local;
+use floe::config::EngineConfig;
+use floe::pipeline::compact::CompactOptions;
+use floe::pipeline::ingest::compact_and_commit;
+use floe::ports::Ports;
+
+#[derive(Debug, Args)]
+pub(crate) struct CompactArgs {
+    /// Warehouse directory.
+    #[arg(long)]
+    warehouse: PathBuf,
+    /// Table, NAMESPACE.NAME.
+    #[arg(long)]
+    table: String,
+    #[command(flatten)]
+    settings: CompactSettings,
+}
+
+/// Compaction settings shared by `floe compact` and `floe ingest --compact`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CompactSettings {
+    /// Compact every partition, whatever its debt: all level-0 files and all files under the
+    /// target size are merged.
+    #[arg(long)]
+    full: bool,
+    /// Files of a level that make a partition due for a merge.
+    #[arg(long, default_value_t = 8)]
+    min_files: usize,
+    /// Input megabytes of one compaction task (a hot partition splits into several).
+    #[arg(long, default_value_t = 512)]
+    max_task_mb: u64,
+    /// Tasks run at once (default: the number of cores).
+    #[arg(long)]
+    parallelism: Option<usize>,
+}
+
+impl CompactSettings {
+    fn options(&self) -> anyhow::Result<CompactOptions> {
+        if self.min_files < 2 {
+            bail!("--min-files must be at least 2 (a merge of one file changes nothing)");
+        }
+        if self.max_task_mb == 0 {
+            bail!("--max-task-mb must be at least 1");
+        }
+        let mut o = CompactOptions { full: self.full, min_files: self.min_files, ..Default::default() };
+        o.max_task_bytes = self.max_task_mb << 20;
+        if let Some(p) = self.parallelism {
+            o.parallelism = p.max(1);
+        }
+        Ok(o)
+    }
+}
+
+pub(crate) async fn run(a: CompactArgs) -> anyhow::Result<ExitCode> {
+    if !a.warehouse.join("catalog.db").exists() {
+        bail!("{} is not a Floe warehouse (no catalog.db); run `floe ingest` first", a.warehouse.display());
+    }
+    let table: TableIdent = a.table.parse()?;
+    let ports = local::ports(&a.warehouse)?;
+    compact_table(&ports, &table, &a.settings).await
+}
+
+/// Compacts `table` and prints what was done.
+pub(crate) async fn compact_table(ports: &Ports, table: &TableIdent, s: &CompactSettings) -> anyhow::Result<ExitCode> {
+    let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
+    let (report, totals) = compact_and_commit(&engine, ports, table, &s.options()?)
+        .await
+        .with_context(|| format!("compaction of {table} failed"))?;
+    let t = &report.totals;
+    println!(
+        "{table}: {} task(s) of {} planned; {} file(s) merged into {}; {} row(s) in, {} out ({} duplicate(s) dropped)",
+        report.tasks,
+        report.planned,
+        t.inputs,
+        t.outputs,
+        t.rows_in,
+        t.rows_out,
+        t.rows_in - t.rows_out
+    );
+    println!(
+        "  {:.1} MB read, {:.1} MB written in {:.2} s; {} rewrite(s) committed, {} stale rejected",
+        t.bytes_read as f64 / 1e6,
+        t.bytes_written as f64 / 1e6,
+        report.elapsed.as_secs_f64(),
+        totals.rewrites,
+        totals.rejected
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,176 @@
+//! Appends: file manifests become one `append` snapshot per table, exactly once per source
+//! object. Pure steps ([`settle`], [`convert`], [`classify`]) decide what to take; the ledger
+//! records the sources pending under the new snapshot id before the swap and committed after.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use iceberg::spec::{DataFile, Operation};
+use tracing::{info, warn};
+
+use super::{Committer, Landed, Landing, MessageResult, TableCommit, fresh_snapshot_id};
+use crate::fault::FaultPoint;
+use crate::message::{FileManifest, SourceRef};
+use crate::ports::{Lease, SourceState};
+use crate::table::{Change, TableState, plan_snapshot};
+use crate::{Error, Result, TableIdent};
+
+impl Committer {
+    /// Commits a table's file manifests as one append snapshot (lock held).
+    pub(super) async fn commit_appends(
+        &mut self,
+        table: &TableIdent,
+        group: &[(String, FileManifest)],
+        lease: &mut Lease,
+    ) -> Result<TableCommit> {
+        let started = Instant::now();
+        for attempt in 1..=self.cfg.commit_attempts {
+            let (state, manifests) = self.current(table).await?;
+            let ids: Vec<String> = group.iter().flat_map(|(_, m)| m.sources.iter().map(|s| s.id.clone())).collect();
+            let known = self.ports.ledger.lookup(table, &ids).await?;
+            let settled = settle(&state, known);
+            for (snap, ids) in &settled.healed {
+                self.ports.ledger.record_committed(table, ids, *snap).await?;
+            }
+            // Poison first, so that a message that can never commit claims none of its sources.
+            let Converted { ready, poisoned } = convert(&state, group);
+            let Classified { mut results, take } = classify(ready, &settled.committed);
+            results.extend(poisoned);
+            if take.is_empty() {
+                return Ok((results, vec![]));
+            }
+            let sources: Vec<String> =
+                take.iter().flat_map(|r| r.manifest.sources.iter().map(|s| s.id.clone())).collect();
+            let taken_ids: Vec<String> = take.iter().map(|r| r.id.clone()).collect();
+            let files: Vec<(i32, DataFile)> = take.into_iter().flat_map(|r| r.files).collect();
+            if files.is_empty() {
+                // Only empty sources: no rows to double-count, nothing to snapshot.
+                let snap = state.metadata.current_snapshot_id().unwrap_or(0);
+                self.ports.ledger.record_committed(table, &sources, snap).await?;
+                results.extend(taken_ids.into_iter().map(|id| (id, MessageResult::Committed { snapshot_id: snap })));
+                return Ok((results, vec![]));
+            }
+            let rows: u64 = files.iter().map(|(_, f)| f.record_count()).sum();
+            let nfiles = files.len();
+            let snapshot_id = fresh_snapshot_id(&state);
+            self.ports.ledger.record_pending(table, &sources, snapshot_id).await?;
+            let extra = [("floe.source-objects", sources.len().to_string())];
+            let store = self.ports.store.clone();
+            let plan =
+                plan_snapshot(store.as_ref(), &state, manifests, Change::append(files), snapshot_id, &extra).await?;
+            match self.publish(table, &state, &plan, lease, attempt).await? {
+                Landing::Landed => {
+                    self.ports.ledger.record_committed(table, &sources, snapshot_id).await?;
+                    self.ports.faults.hit(FaultPoint::CommitterAfterLedgerUpdate).await;
+                    let ms = started.elapsed().as_millis() as u64;
+                    info!(%table, snapshot_id, files = nfiles, rows, attempt, ms, "committed");
+                    self.ports.metrics.count("commits", 1);
+                    self.ports.metrics.count("committed_rows", rows);
+                    results.extend(taken_ids.into_iter().map(|id| (id, MessageResult::Committed { snapshot_id })));
+                    let landed =
+                        Landed { table: table.clone(), snapshot_id, operation: Operation::Append, files: nfiles, rows };
+                    return Ok((results, vec![landed]));
+                }
+                Landing::Lost => continue,
+            }
+        }
+        Err(self.out_of_attempts(table))
+    }
+}
+
+/// What the ledger and the table's history say of a group's sources.
+#[derive(Debug, Default, PartialEq)]
+struct Settled {
+    /// Sources whose rows are in the table.
+    committed: HashSet<String>,
+    /// Pending sources found in the history, by the snapshot that holds them: to be recorded
+    /// committed (a committer died between its swap and its ledger update).
+    healed: HashMap<i64, Vec<String>>,
+}
+
+/// A source is committed if the ledger says so, or if any of its pending snapshots made it
+/// into the table, whichever committer attempted it.
+fn settle(state: &TableState, known: Vec<(String, SourceState)>) -> Settled {
+    let mut out = Settled::default();
+    for (id, s) in known {
+        match s {
+            SourceState::Committed { .. } => {
+                out.committed.insert(id);
+            }
+            SourceState::Pending { snapshot_ids } => {
+                if let Some(snap) = snapshot_ids.into_iter().find(|s| state.metadata.snapshot_by_id(*s).is_some()) {
+                    out.healed.entry(snap).or_default().push(id.clone());
+                    out.committed.insert(id);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A message whose file entries convert: ready to be classified and committed.
+struct Ready<'a> {
+    id: &'a String,
+    manifest: &'a FileManifest,
+    files: Vec<(i32, DataFile)>,
+}
+
+/// A group's messages sorted into those settled now and those to commit.
+struct Classified<'a> {
+    results: Vec<(String, MessageResult)>,
+    take: Vec<Ready<'a>>,
+}
+
+/// Duplicates (a batch seen already, or every source committed) are settled; a manifest that
+/// overlaps committed sources, or sources taken by an earlier message of the group, is
+/// rejected with the rest of its sources to requeue; the others are taken.
+fn classify<'a>(ready: Vec<Ready<'a>>, committed: &HashSet<String>) -> Classified<'a> {
+    let mut results = vec![];
+    let mut take: Vec<Ready<'a>> = vec![];
+    let mut taken: HashSet<&str> = HashSet::new();
+    let mut batches: HashSet<&str> = HashSet::new();
+    for r in ready {
+        let (id, m) = (r.id, r.manifest);
+        let done = |s: &SourceRef| committed.contains(&s.id) || taken.contains(s.id.as_str());
+        if !batches.insert(m.batch_id.as_str()) || m.sources.iter().all(done) {
+            results.push((id.clone(), MessageResult::Duplicate));
+        } else if m.sources.iter().any(done) {
+            let requeue: Vec<SourceRef> = m.sources.iter().filter(|s| !done(s)).cloned().collect();
+            warn!(message = %id, batch = %m.batch_id, requeue = requeue.len(), "manifest overlaps committed sources; rejected");
+            results.push((id.clone(), MessageResult::Overlap { requeue }));
+        } else {
+            taken.extend(m.sources.iter().map(|s| s.id.as_str()));
+            take.push(r);
+        }
+    }
+    Classified { results, take }
+}
+
+/// A group's messages as Iceberg data file entries, or poison.
+struct Converted<'a> {
+    ready: Vec<Ready<'a>>,
+    /// Messages whose entries cannot be converted: they fail alone.
+    poisoned: Vec<(String, MessageResult)>,
+}
+
+/// Converts each message on its own: one whose file entries the table cannot hold (an unknown
+/// partition spec, a malformed bound) is poison, and the others still commit.
+fn convert<'a>(state: &TableState, group: &'a [(String, FileManifest)]) -> Converted<'a> {
+    let schema = state.metadata.current_schema();
+    let mut out = Converted { ready: vec![], poisoned: vec![] };
+    for (id, m) in group {
+        let files: Result<Vec<(i32, DataFile)>> = match state.metadata.partition_spec_by_id(m.spec_id) {
+            None => Err(Error::Config(format!("it names partition spec {} which the table lacks", m.spec_id))),
+            Some(spec) => m.files.iter().map(|f| Ok((m.spec_id, f.to_data_file(schema, spec)?))).collect(),
+        };
+        match files {
+            Ok(files) => out.ready.push(Ready { id, manifest: m, files }),
+            Err(e) => {
+                warn!(message = %id, batch = %m.batch_id, error = %e, "manifest cannot be committed; poison");
+                let reason = format!("manifest {}: {e}", m.batch_id);
+                out.poisoned.push((id.clone(), MessageResult::Poison { reason }));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,397 @@
+//! The committer role: the only code that writes Iceberg metadata and swaps table pointers.
+//!
+//! For a batch of commit queue messages, per table under its lock: the file manifests become one
+//! append snapshot ([`append`]: exactly-once per source object through the ledger), then each
+//! rewrite request becomes a `replace` snapshot if every file it removes is still live
+//! ([`rewrite`]). Each snapshot is written (manifests, manifest list, metadata.json) and the
+//! pointer swapped conditionally ([`Committer::publish`]); only then are the messages
+//! acknowledged (by the caller, from [`MessageResult`]). A lost swap re-plans on the new state;
+//! an unknown swap outcome leaves the messages for redelivery, which the pending records then
+//! resolve.
+//!
+//! A warm committer keeps each table's metadata, manifest list and manifest contents in memory
+//! and reads nothing but the pointer: see [`Committer::reads`].
+
+mod append;
+mod rewrite;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use tracing::{instrument, warn};
+
+use crate::config::EngineConfig;
+use crate::fault::FaultPoint;
+use crate::message::{CommitRequest, FileManifest, RewriteRequest, SourceRef};
+use crate::ports::{Lease, Message, Pointer, Ports};
+use crate::table::{Manifests, SnapshotPlan, TableState, load_table};
+use crate::{Error, PortError, Result, TableIdent};
+
+/// What became of one message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageResult {
+    /// Its files are in this snapshot (or it had none and its sources are recorded).
+    Committed {
+        /// The snapshot holding its rows.
+        snapshot_id: i64,
+    },
+    /// Every source it names was already committed: a redelivery. Acknowledge it.
+    Duplicate,
+    /// It overlaps sources committed by another batch. Its files are not committed; the
+    /// listed sources (those not yet committed) must be written again. Acknowledge it.
+    Overlap {
+        /// Sources to re-enqueue for writing.
+        requeue: Vec<SourceRef>,
+    },
+    /// Not processed now (lock not available, table missing, transient failure): leave it
+    /// for redelivery. Do not acknowledge.
+    Retry {
+        /// Why.
+        reason: String,
+    },
+    /// The lock stayed held by another committer for the whole wait. Not a failure of the
+    /// message: re-enqueue it as a fresh message and acknowledge the original, so contention
+    /// never walks it towards a dead-letter queue.
+    Contended,
+    /// A rewrite request planned on files that are no longer live (compacted again, or rewritten
+    /// by a concurrent task): rejected, its added files deleted. Acknowledge it.
+    Stale {
+        /// Why.
+        reason: String,
+    },
+    /// Unreadable message: it can never succeed. Leave it to the dead-letter queue.
+    Poison {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl MessageResult {
+    /// Whether the message may be deleted from the queue.
+    pub fn ack(&self) -> bool {
+        matches!(
+            self,
+            MessageResult::Committed { .. }
+                | MessageResult::Duplicate
+                | MessageResult::Overlap { .. }
+                | MessageResult::Stale { .. }
+        )
+    }
+}
+
+/// The outcome of committing a batch of messages.
+#[derive(Debug, Default)]
+pub struct CommitOutcome {
+    /// Per message id.
+    pub results: Vec<(String, MessageResult)>,
+    /// Snapshots created.
+    pub snapshots: Vec<Landed>,
+}
+
+/// A snapshot the committer made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Landed {
+    /// The table.
+    pub table: TableIdent,
+    /// The new snapshot.
+    pub snapshot_id: i64,
+    /// `append` or `replace`.
+    pub operation: iceberg::spec::Operation,
+    /// Data files added.
+    pub files: usize,
+    /// Rows added (for a replace, the rows of its added files).
+    pub rows: u64,
+}
+
+/// Per-message results of one table's commit, and the snapshots it made.
+type TableCommit = (Vec<(String, MessageResult)>, Vec<Landed>);
+
+/// One table's messages in a batch, by kind.
+#[derive(Default)]
+struct Group {
+    appends: Vec<(String, FileManifest)>,
+    rewrites: Vec<(String, RewriteRequest)>,
+}
+
+impl Group {
+    fn ids(&self) -> impl Iterator<Item = String> + '_ {
+        self.appends.iter().map(|(id, _)| id.clone()).chain(self.rewrites.iter().map(|(id, _)| id.clone()))
+    }
+}
+
+struct Cached {
+    state: TableState,
+    manifests: Option<Manifests>,
+}
+
+/// Whether a planned snapshot landed.
+enum Landing {
+    /// The pointer names it now.
+    Landed,
+    /// Another commit moved the pointer first: plan again on the new state.
+    Lost,
+}
+
+/// A committer: holds per-table state across batches (a warm Lambda keeps it).
+pub struct Committer {
+    cfg: EngineConfig,
+    ports: Ports,
+    owner: String,
+    cache: HashMap<TableIdent, Cached>,
+    reads: u64,
+}
+
+impl Committer {
+    /// A committer with a unique owner id for the lock.
+    pub fn new(cfg: EngineConfig, ports: Ports) -> Self {
+        let owner = format!("committer-{}", uuid::Uuid::new_v4());
+        Committer { cfg, ports, owner, cache: HashMap::new(), reads: 0 }
+    }
+
+    /// The fault plan (for the handlers' `committer.before_ack` point).
+    pub fn faults(&self) -> &crate::fault::Faults {
+        &self.ports.faults
+    }
+
+    /// Metadata objects read so far (metadata.json and manifest lists; 0 per commit when warm).
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    /// Receives up to `max` messages from the commit queue, commits them, and acknowledges
+    /// those that are done. Returns `None` when the queue had nothing visible.
+    pub async fn run_once(&mut self, max: usize, visibility: Duration) -> Result<Option<CommitOutcome>> {
+        let msgs = self.ports.commit_queue.receive(max, visibility).await?;
+        if msgs.is_empty() {
+            return Ok(None);
+        }
+        let outcome = self.commit(&msgs).await;
+        self.ports.faults.hit(FaultPoint::CommitterBeforeAck).await;
+        let by_id: HashMap<&str, &Message> = msgs.iter().map(|m| (m.id.as_str(), m)).collect();
+        for (id, r) in &outcome.results {
+            if let Some(m) = by_id.get(id.as_str()) {
+                if r.ack() {
+                    self.ports.commit_queue.ack(&m.receipt).await?;
+                } else if matches!(r, MessageResult::Contended) {
+                    // A fresh copy, so waiting for the lock never counts towards dead-lettering.
+                    self.ports.commit_queue.send(m.body.clone()).await?;
+                    self.ports.commit_queue.ack(&m.receipt).await?;
+                } else if matches!(r, MessageResult::Retry { .. }) {
+                    self.ports.commit_queue.release(&m.receipt).await?;
+                }
+            }
+        }
+        Ok(Some(outcome))
+    }
+
+    /// Commits a batch of messages; every message gets a result.
+    pub async fn commit(&mut self, msgs: &[Message]) -> CommitOutcome {
+        let mut out = CommitOutcome::default();
+        let mut by_table: HashMap<TableIdent, Group> = HashMap::new();
+        for m in msgs {
+            match CommitRequest::from_json(&m.body) {
+                Ok(CommitRequest::Append(fm)) => {
+                    by_table.entry(fm.table.clone()).or_default().appends.push((m.id.clone(), fm))
+                }
+                Ok(CommitRequest::Rewrite(r)) => {
+                    by_table.entry(r.table.clone()).or_default().rewrites.push((m.id.clone(), r))
+                }
+                Err(e) => {
+                    warn!(message = %m.id, error = %e, "unreadable commit message");
+                    out.results.push((m.id.clone(), MessageResult::Poison { reason: e.to_string() }));
+                }
+            }
+        }
+        let mut tables: Vec<_> = by_table.into_iter().collect();
+        tables.sort_by(|a, b| a.0.cmp(&b.0));
+        for (table, group) in tables {
+            match self.commit_table(&table, &group).await {
+                Ok((results, snap)) => {
+                    out.results.extend(results);
+                    out.snapshots.extend(snap);
+                }
+                Err(Error::LockHeld { entity }) => {
+                    warn!(%table, %entity, "lock held past the wait; messages handed back");
+                    out.results.extend(group.ids().map(|id| (id, MessageResult::Contended)));
+                }
+                Err(e) => {
+                    warn!(%table, error = %e, "commit failed; messages left for redelivery");
+                    self.cache.remove(&table);
+                    let reason = e.to_string();
+                    out.results.extend(group.ids().map(|id| (id, MessageResult::Retry { reason: reason.clone() })));
+                }
+            }
+        }
+        out
+    }
+
+    async fn acquire(&self, table: &TableIdent) -> Result<Lease> {
+        let entity = format!("floe-committer/{table}");
+        let deadline = Instant::now() + self.cfg.lock_wait;
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            if let Some(lease) = self.ports.lock.try_acquire(&entity, &self.owner, self.cfg.lock_lease).await? {
+                return Ok(lease);
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::LockHeld { entity });
+            }
+            let jitter = rand::rng().random_range(0..=backoff.as_millis() as u64 / 2);
+            tokio::time::sleep(backoff + Duration::from_millis(jitter)).await;
+            backoff = (backoff * 2).min(Duration::from_secs(2));
+        }
+    }
+
+    /// The pointer swap. A `Conflict` may hide a swap of ours that landed although its answer
+    /// was lost (and a retry then found the pointer moved): the pointer is read back, and if
+    /// it names our metadata the swap counts as done. Any other failure leaves the outcome
+    /// unknown, for the pending records to settle on redelivery.
+    async fn swap(&self, table: &TableIdent, expected: &Pointer, new_location: &str) -> Result<Pointer, PortError> {
+        match self.ports.pointer.swap(table, expected, new_location).await {
+            Err(PortError::Conflict(why)) => match self.ports.pointer.load(table).await? {
+                Some(p) if p.metadata_location == new_location => Ok(p),
+                _ => Err(PortError::Conflict(why)),
+            },
+            other => other,
+        }
+    }
+
+    #[instrument(skip_all, fields(table = %table, appends = group.appends.len(), rewrites = group.rewrites.len()))]
+    async fn commit_table(&mut self, table: &TableIdent, group: &Group) -> Result<TableCommit> {
+        let mut lease = self.acquire(table).await?;
+        self.ports.faults.hit(FaultPoint::CommitterAfterLock).await;
+        let result = self.commit_locked(table, group, &mut lease).await;
+        if let Err(e) = self.ports.lock.release(&lease).await {
+            warn!(%table, error = %e, "lock release failed; it will expire");
+        }
+        result
+    }
+
+    async fn state(&mut self, table: &TableIdent) -> Result<&mut Cached> {
+        let current = self.ports.pointer.load(table).await?.ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
+        let fresh = match self.cache.get(table) {
+            Some(c) => c.state.pointer.metadata_location != current.metadata_location,
+            None => true,
+        };
+        if fresh {
+            self.reads += 1;
+            let state = load_table(self.ports.pointer.as_ref(), self.ports.store.as_ref(), table)
+                .await?
+                .ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
+            self.cache.insert(table.clone(), Cached { state, manifests: None });
+        }
+        Ok(self.cache.get_mut(table).expect("inserted above"))
+    }
+
+    /// Appends first (new rows wait for nothing), then rewrites. A failure of the rewrites
+    /// leaves them for redelivery without undoing the appends' results.
+    async fn commit_locked(&mut self, table: &TableIdent, group: &Group, lease: &mut Lease) -> Result<TableCommit> {
+        let (mut results, mut landed) = if group.appends.is_empty() {
+            (vec![], vec![])
+        } else {
+            self.commit_appends(table, &group.appends, lease).await?
+        };
+        for (id, request) in &group.rewrites {
+            match self.commit_rewrite(table, id, request, lease).await {
+                Ok((result, snap)) => {
+                    results.push((id.clone(), result));
+                    landed.extend(snap);
+                }
+                Err(e) if results.is_empty() => return Err(e),
+                Err(e) => {
+                    warn!(%table, message = %id, error = %e, "rewrite failed; left for redelivery");
+                    self.cache.remove(table);
+                    results.push((id.clone(), MessageResult::Retry { reason: e.to_string() }));
+                }
+            }
+        }
+        Ok((results, landed))
+    }
+
+    /// The table's current state and manifests (cached while the pointer has not moved).
+    async fn current(&mut self, table: &TableIdent) -> Result<(TableState, Option<Manifests>)> {
+        let cached = self.state(table).await?;
+        Ok((cached.state.clone(), cached.manifests.clone()))
+    }
+
+    /// Writes a planned snapshot's metadata.json and swaps the pointer to it, after checking the
+    /// lease is still ours. On success the new state is cached and metadata files that fell out
+    /// of the log are deleted (Iceberg's `write.metadata.delete-after-commit.enabled`).
+    async fn publish(
+        &mut self,
+        table: &TableIdent,
+        state: &TableState,
+        plan: &SnapshotPlan,
+        lease: &mut Lease,
+        attempt: u32,
+    ) -> Result<Landing> {
+        self.reads += u64::from(plan.reads);
+        self.ports.faults.hit(FaultPoint::CommitterAfterManifestWrite).await;
+        // Still ours? A committer paused past its lease stops here; the swap below is
+        // still the fence for one that pauses between this check and the swap.
+        *lease = match self.ports.lock.heartbeat(lease).await {
+            Ok(renewed) => renewed,
+            Err(PortError::Conflict(_)) => {
+                warn!(%table, "lease lost mid-commit; stopping");
+                self.cache.remove(table);
+                return Err(Error::LockLost { entity: lease.entity.clone() });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.ports.store.put_if_absent(&plan.metadata_location, plan.metadata_json.clone()).await?;
+        self.ports.faults.hit(FaultPoint::CommitterAfterMetadataWrite).await;
+        match self.swap(table, &state.pointer, &plan.metadata_location).await {
+            Ok(pointer) => {
+                self.ports.faults.hit(FaultPoint::CommitterAfterPointerSwap).await;
+                let state = TableState { pointer, metadata: plan.metadata.clone() };
+                self.cache.insert(table.clone(), Cached { state, manifests: Some(plan.manifests.clone()) });
+                if delete_after_commit(&plan.metadata) {
+                    for old in &plan.expired_metadata {
+                        if let Err(e) = self.ports.store.delete(old).await {
+                            warn!(%table, file = %old, error = %e, "old metadata file not deleted");
+                        }
+                    }
+                }
+                Ok(Landing::Landed)
+            }
+            Err(PortError::Conflict(why)) => {
+                warn!(%table, attempt, %why, "pointer swap lost; re-planning");
+                self.cache.remove(table);
+                let _ = self.ports.store.delete(&plan.metadata_location).await;
+                let pause = rand::rng().random_range(10..50 * u64::from(attempt));
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+                Ok(Landing::Lost)
+            }
+            Err(e) => {
+                // The swap may or may not have landed: the pending records decide later.
+                self.cache.remove(table);
+                Err(e.into())
+            }
+        }
+    }
+
+    fn out_of_attempts(&self, table: &TableIdent) -> Error {
+        Error::CommitFailed {
+            table: table.to_string(),
+            attempts: self.cfg.commit_attempts,
+            reason: "every compare-and-swap lost to a concurrent commit".into(),
+        }
+    }
+}
+
+/// Iceberg's `write.metadata.delete-after-commit.enabled` (default false; Floe sets it on the
+/// tables it creates).
+fn delete_after_commit(meta: &iceberg::spec::TableMetadata) -> bool {
+    meta.properties().get(crate::table::PROP_DELETE_AFTER_COMMIT).is_some_and(|v| v == "true")
+}
+
+/// A snapshot id the table has not used.
+fn fresh_snapshot_id(state: &TableState) -> i64 {
+    loop {
+        let id = rand::rng().random_range(1..i64::MAX);
+        if state.metadata.snapshot_by_id(id).is_none() {
+            return id;
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Rewrites: a compactor's request becomes a `replace` snapshot if every file it removes is still
+//! live. [`judge`] decides, purely, from the current snapshot's live files; the committer then
+//! commits, acknowledges a duplicate, or rejects a stale request and deletes its added files
+//! (never one that is live: a redelivered request that already landed is a duplicate).
+
+use std::collections::{HashMap, HashSet};
+
+use iceberg::spec::{DataFile, Operation};
+use tracing::{info, warn};
+
+use super::{Committer, Landed, Landing, MessageResult, fresh_snapshot_id};
+use crate::message::RewriteRequest;
+use crate::ports::Lease;
+use crate::table::{Change, Manifests, TableState, plan_snapshot};
+use crate::{Error, Result, TableIdent};
+
+impl Committer {
+    /// Commits one rewrite request as a replace snapshot, or settles it (lock held).
+    pub(super) async fn commit_rewrite(
+        &mut self,
+        table: &TableIdent,
+        id: &str,
+        request: &RewriteRequest,
+        lease: &mut Lease,
+    ) -> Result<(MessageResult, Option<Landed>)> {
+        for attempt in 1..=self.cfg.commit_attempts {
+            let (state, manifests) = self.current_with_contents(table).await?;
+            let files = match judge(&state, &manifests, request) {
+                Verdict::Take(files) => files,
+                Verdict::Duplicate => return Ok((MessageResult::Duplicate, None)),
+                Verdict::Poison(reason) => {
+                    warn!(%table, message = %id, task = %request.task_id, %reason, "rewrite request refused; poison");
+                    return Ok((MessageResult::Poison { reason }, None));
+                }
+                Verdict::Stale { reason, orphans } => {
+                    warn!(%table, message = %id, task = %request.task_id, %reason, "stale rewrite rejected");
+                    self.ports.metrics.count("rewrites_rejected", 1);
+                    for path in orphans {
+                        if let Err(e) = self.ports.store.delete(&path).await {
+                            warn!(%table, file = %path, error = %e, "file of a rejected rewrite not deleted");
+                        }
+                    }
+                    return Ok((MessageResult::Stale { reason }, None));
+                }
+            };
+            let rows: u64 = files.iter().map(|(_, f)| f.record_count()).sum();
+            let nfiles = files.len();
+            // Dropping duplicates changes the table's rows: an overwrite, not a replace.
+            let operation = if request.duplicates == 0 { Operation::Replace } else { Operation::Overwrite };
+            let change = Change {
+                operation: operation.clone(),
+                added: files,
+                removed: request.removed.iter().cloned().collect(),
+                data_sequence_number: Some(request.data_sequence_number),
+            };
+            let snapshot_id = fresh_snapshot_id(&state);
+            let extra = [(TASK_PROPERTY, request.task_id.clone()), ("floe.level", request.level.to_string())];
+            let store = self.ports.store.clone();
+            let plan = plan_snapshot(store.as_ref(), &state, Some(manifests), change, snapshot_id, &extra).await?;
+            if let Landing::Landed = self.publish(table, &state, &plan, lease, attempt).await? {
+                info!(%table, snapshot_id, removed = request.removed.len(), added = nfiles, rows, "rewrite committed");
+                self.ports.metrics.count("rewrites", 1);
+                let landed = Landed { table: table.clone(), snapshot_id, operation, files: nfiles, rows };
+                return Ok((MessageResult::Committed { snapshot_id }, Some(landed)));
+            }
+        }
+        Err(self.out_of_attempts(table))
+    }
+
+    /// The current state with every manifest's contents (read once, then kept warm).
+    async fn current_with_contents(&mut self, table: &TableIdent) -> Result<(TableState, Manifests)> {
+        let store = self.ports.store.clone();
+        let (state, cached) = self.current(table).await?;
+        let mut reads = 0;
+        let mut manifests = match cached {
+            Some(m) => m,
+            None => Manifests::load(store.as_ref(), &state.metadata, &mut reads).await?,
+        };
+        manifests.read_contents(store.as_ref(), &mut reads).await?;
+        self.reads += u64::from(reads);
+        if let Some(c) = self.cache.get_mut(table) {
+            c.manifests = Some(manifests.clone());
+        }
+        Ok((state, manifests))
+    }
+}
+
+/// The snapshot summary property naming the compaction task a replace snapshot committed.
+const TASK_PROPERTY: &str = "floe.compaction-task";
+
+/// What to do with a rewrite request.
+#[derive(Debug)]
+enum Verdict {
+    /// Commit these files in place of the removed ones.
+    Take(Vec<(i32, DataFile)>),
+    /// It landed already (a snapshot of the history names its task).
+    Duplicate,
+    /// Some removed file is no longer live: reject, and delete `orphans` (its added files that
+    /// are not live).
+    Stale { reason: String, orphans: Vec<String> },
+    /// It can never commit (unknown spec, malformed entries, rows that do not add up).
+    Poison(String),
+}
+
+/// Judges `request` against the live files of the current snapshot.
+fn judge(state: &TableState, manifests: &Manifests, request: &RewriteRequest) -> Verdict {
+    let meta = &state.metadata;
+    let Some(spec) = meta.partition_spec_by_id(request.spec_id) else {
+        return Verdict::Poison(format!(
+            "rewrite {} names partition spec {} which the table lacks",
+            request.task_id, request.spec_id
+        ));
+    };
+    let added: Result<Vec<(i32, DataFile)>> =
+        request.added.iter().map(|f| Ok((request.spec_id, f.to_data_file(meta.current_schema(), spec)?))).collect();
+    let added = match added {
+        Ok(files) => files,
+        Err(e) => return Verdict::Poison(format!("rewrite {}: {e}", request.task_id)),
+    };
+    let removed: HashSet<&str> = request.removed.iter().map(String::as_str).collect();
+    if removed.is_empty() || removed.len() != request.removed.len() {
+        return Verdict::Poison(format!("rewrite {} removes no files or names one twice", request.task_id));
+    }
+    // A request that landed before (its task is in the history) is a redelivery, even if its
+    // files have been compacted again since: they may still be in older snapshots.
+    let landed = meta
+        .snapshots()
+        .any(|s| s.summary().additional_properties.get(TASK_PROPERTY).is_some_and(|t| *t == request.task_id));
+    if landed {
+        return Verdict::Duplicate;
+    }
+    let live: HashMap<&str, u64> = manifests.live().map(|(_, e)| (e.file_path(), e.record_count())).collect();
+    let added_live = request.added.iter().filter(|f| live.contains_key(f.path.as_str())).count();
+    let missing: Vec<&str> = removed.iter().copied().filter(|p| !live.contains_key(p)).collect();
+    if !missing.is_empty() {
+        let orphans = request.added.iter().filter(|f| !live.contains_key(f.path.as_str())).map(|f| f.path.clone());
+        let reason = Error::NotLive { files: missing.iter().map(|p| p.to_string()).collect() }.to_string();
+        return Verdict::Stale { reason, orphans: orphans.collect() };
+    }
+    if added_live > 0 {
+        return Verdict::Poison(format!(
+            "rewrite {} adds {added_live} file(s) the table already holds",
+            request.task_id
+        ));
+    }
+    let removed_rows: u64 = removed.iter().map(|p| live[p]).sum();
+    if removed_rows != request.removed_rows || request.added_rows() + request.duplicates != removed_rows {
+        return Verdict::Poison(format!(
+            "rewrite {} does not account for every row: the removed files hold {removed_rows}, it claims {} removed, {} added and {} duplicates",
+            request.task_id,
+            request.removed_rows,
+            request.added_rows(),
+            request.duplicates
+        ));
+    }
+    Verdict::Take(added)
+}

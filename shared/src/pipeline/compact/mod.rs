@@ -1,0 +1,395 @@
+//! The compactor role: plan LSM merges from the table's metadata (read-only), run each task
+//! (read its input files, drop the keys its references hold, merge, deduplicate, sort, write files
+//! of the target size with the writer's inline statistics), and send a rewrite request on the
+//! commit queue. It never writes table metadata: the committer commits the request as a replace
+//! (or, when duplicates were dropped, an overwrite) snapshot if every input is still live.
+//!
+//! Which copy of a key wins: the one committed first. Compacted files were committed before any
+//! live level-0 file (a merge takes every level-0 file of its partition, and commits only if all
+//! are still live), so a task's references win over its inputs; among inputs, the file with the
+//! lower data sequence number, then the lower path, then the earlier row. Rows without a key (a
+//! null in any key column) are always kept. Keys are unique per partition.
+
+pub mod plan;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{Array, BooleanArray, RecordBatch};
+use arrow_row::{RowConverter, SortField};
+use bytes::Bytes;
+use hashbrown::HashSet;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use tracing::{debug, info};
+
+use super::cluster::column_by_path;
+use super::write::{encode, put_data_file};
+use crate::config::EngineConfig;
+use crate::fault::FaultPoint;
+use crate::message::{DataFileMeta, MESSAGE_VERSION, REWRITE_KIND, RewriteRequest};
+use crate::ports::Ports;
+use crate::table::{Manifests, TableState, WriterTable, load_table};
+use crate::{Error, Result, TableIdent};
+pub use plan::{LiveFile, PartitionDebt, Policy, Task};
+
+/// Settings of a compaction run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactOptions {
+    /// Files of a level that make a partition due.
+    pub min_files: usize,
+    /// Input bytes of one task.
+    pub max_task_bytes: u64,
+    /// Compact every partition, whatever its debt.
+    pub full: bool,
+    /// Tasks run at once.
+    pub parallelism: usize,
+    /// Run at most this many tasks (the rest wait for the next run).
+    pub max_tasks: usize,
+}
+
+impl Default for CompactOptions {
+    fn default() -> Self {
+        CompactOptions {
+            min_files: 8,
+            max_task_bytes: 512 << 20,
+            full: false,
+            parallelism: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            max_tasks: usize::MAX,
+        }
+    }
+}
+
+/// A table's compaction plan: the tasks, and the snapshot they were planned from.
+#[derive(Debug, Clone)]
+pub struct CompactPlan {
+    /// The table's state when planned.
+    pub state: TableState,
+    /// The tasks.
+    pub tasks: Vec<Task>,
+    /// Every live file (for status reports).
+    pub files: Vec<LiveFile>,
+    /// The policy used.
+    pub policy: Policy,
+}
+
+impl CompactPlan {
+    /// Debt per partition.
+    pub fn debt(&self) -> Vec<(iceberg::spec::Struct, PartitionDebt)> {
+        let spec_id = self.state.metadata.default_partition_spec_id();
+        plan::debt(&self.files, spec_id, &self.policy)
+    }
+}
+
+/// Plans compaction of `table` from its current snapshot (reads the metadata, never writes it).
+pub async fn plan_table(ports: &Ports, table: &TableIdent, opts: &CompactOptions) -> Result<CompactPlan> {
+    let store = ports.store.as_ref();
+    let state =
+        load_table(ports.pointer.as_ref(), store, table).await?.ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
+    let mut reads = 0;
+    let mut manifests = Manifests::load(store, &state.metadata, &mut reads).await?;
+    manifests.read_contents(store, &mut reads).await?;
+    let files: Vec<LiveFile> = manifests
+        .live()
+        .map(|(mf, e)| LiveFile {
+            path: e.file_path().to_string(),
+            size: e.file_size_in_bytes(),
+            rows: e.record_count(),
+            seq: e.sequence_number().unwrap_or(0),
+            spec_id: mf.partition_spec_id,
+            partition: e.data_file().partition().clone(),
+        })
+        .collect();
+    let wt = WriterTable::from_metadata(table, &state.metadata)?;
+    let policy = Policy {
+        target_file_size: wt.target_file_size,
+        min_files: opts.min_files,
+        max_task_bytes: opts.max_task_bytes,
+        full: opts.full,
+    };
+    let tasks = plan::plan(&files, state.metadata.default_partition_spec_id(), &policy);
+    Ok(CompactPlan { state, tasks, files, policy })
+}
+
+/// What one task did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskOutcome {
+    /// Input files.
+    pub inputs: usize,
+    /// Files written.
+    pub outputs: usize,
+    /// Rows read from the inputs.
+    pub rows_in: u64,
+    /// Rows written.
+    pub rows_out: u64,
+    /// Bytes read (inputs and reference keys).
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+}
+
+/// A compaction run's totals.
+#[derive(Debug, Clone, Default)]
+pub struct CompactReport {
+    /// Tasks planned.
+    pub planned: usize,
+    /// Tasks run (each sent a rewrite request).
+    pub tasks: usize,
+    /// Totals over the tasks run.
+    pub totals: TaskOutcome,
+    /// Wall time.
+    pub elapsed: std::time::Duration,
+}
+
+/// Plans `table` and runs up to `opts.max_tasks` tasks, `opts.parallelism` at a time; each
+/// sends its rewrite request to the commit queue. Commits nothing.
+pub async fn compact(
+    cfg: &EngineConfig,
+    ports: &Ports,
+    table: &TableIdent,
+    opts: &CompactOptions,
+) -> Result<CompactReport> {
+    let started = Instant::now();
+    let plan = plan_table(ports, table, opts).await?;
+    let mut report = CompactReport { planned: plan.tasks.len(), ..Default::default() };
+    let wt = Arc::new(WriterTable::from_metadata(table, &plan.state.metadata)?);
+    let snapshot = plan.state.metadata.current_snapshot().map(|s| (s.snapshot_id(), s.sequence_number()));
+    let Some((snapshot_id, seq)) = snapshot else { return Ok(report) };
+    let sem = Arc::new(tokio::sync::Semaphore::new(opts.parallelism.max(1)));
+    let mut set = tokio::task::JoinSet::new();
+    for task in plan.tasks.into_iter().take(opts.max_tasks) {
+        let permit = sem.clone().acquire_owned().await.map_err(|e| Error::Internal(e.to_string()))?;
+        let (cfg, ports, wt) = (cfg.clone(), ports.clone(), wt.clone());
+        set.spawn(async move {
+            let r = run_task(&cfg, &ports, &wt, snapshot_id, seq, &task).await;
+            drop(permit);
+            r
+        });
+    }
+    while let Some(joined) = set.join_next().await {
+        let outcome = joined.map_err(|e| Error::Internal(format!("compaction task failed: {e}")))??;
+        report.tasks += 1;
+        let t = &mut report.totals;
+        t.inputs += outcome.inputs;
+        t.outputs += outcome.outputs;
+        t.rows_in += outcome.rows_in;
+        t.rows_out += outcome.rows_out;
+        t.bytes_read += outcome.bytes_read;
+        t.bytes_written += outcome.bytes_written;
+    }
+    report.elapsed = started.elapsed();
+    info!(%table, planned = report.planned, tasks = report.tasks, ms = report.elapsed.as_millis() as u64, "compaction run done");
+    Ok(report)
+}
+
+/// Runs one task planned from snapshot `snapshot_id` (sequence number `seq`): writes its files
+/// and sends its rewrite request.
+pub async fn run_task(
+    cfg: &EngineConfig,
+    ports: &Ports,
+    table: &Arc<WriterTable>,
+    snapshot_id: i64,
+    seq: i64,
+    task: &Task,
+) -> Result<TaskOutcome> {
+    let started = Instant::now();
+    let mut out = TaskOutcome { inputs: task.inputs.len(), ..Default::default() };
+    let mut inputs = Vec::with_capacity(task.inputs.len());
+    for f in &task.inputs {
+        let bytes = ports.store.get(&f.path).await?;
+        out.bytes_read += bytes.len() as u64;
+        inputs.push((f.path.clone(), bytes));
+    }
+    let mut references = Vec::with_capacity(task.references.len());
+    if !table.dedup_key.is_empty() {
+        for path in &task.references {
+            let bytes = ports.store.get(path).await?;
+            out.bytes_read += bytes.len() as u64;
+            references.push((path.clone(), bytes));
+        }
+    }
+    let batch_key = format!("L{}-{}", task.level, task.id);
+    let t = table.clone();
+    let c = cfg.clone();
+    let (files, rows_in) = tokio::task::spawn_blocking(move || merge(&t, &c, &inputs, &references, &batch_key))
+        .await
+        .map_err(|e| Error::Internal(format!("merge task failed: {e}")))??;
+    out.rows_in = rows_in;
+    let mut added: Vec<DataFileMeta> = vec![];
+    for (meta, body) in files {
+        out.bytes_written += body.len() as u64;
+        put_data_file(ports, &meta.path, body).await?;
+        added.push(meta);
+    }
+    ports.faults.hit(FaultPoint::CompactorAfterWrite).await;
+    out.outputs = added.len();
+    out.rows_out = added.iter().map(|f| f.record_count).sum();
+    let removed_rows: u64 = task.inputs.iter().map(|f| f.rows).sum();
+    if removed_rows != out.rows_in {
+        return Err(Error::Internal(format!(
+            "task {}: the manifests say its inputs hold {removed_rows} rows, the files {}",
+            task.id, out.rows_in
+        )));
+    }
+    let request = RewriteRequest {
+        version: MESSAGE_VERSION,
+        kind: REWRITE_KIND.into(),
+        table: table.ident.clone(),
+        task_id: task.id.clone(),
+        planned_snapshot_id: snapshot_id,
+        data_sequence_number: seq,
+        level: task.level,
+        schema_id: table.schema.schema_id(),
+        spec_id: task.spec_id,
+        removed: task.inputs.iter().map(|f| f.path.clone()).collect(),
+        removed_rows,
+        duplicates: removed_rows - out.rows_out,
+        added,
+    };
+    ports.commit_queue.send(serde_json::to_string(&request)?).await?;
+    ports.faults.hit(FaultPoint::CompactorAfterRequestSend).await;
+    ports.metrics.count("compaction_tasks", 1);
+    info!(
+        table = %table.ident,
+        task = %task.id,
+        level = task.level,
+        inputs = out.inputs,
+        outputs = out.outputs,
+        rows_in = out.rows_in,
+        rows_out = out.rows_out,
+        ms = started.elapsed().as_millis() as u64,
+        "compaction task done"
+    );
+    Ok(out)
+}
+
+/// The CPU part of a task: decode the inputs (oldest first), drop rows whose key a reference
+/// holds, then dedup, sort and encode as the writer does. Returns the files and the rows read.
+fn merge(
+    table: &WriterTable,
+    cfg: &EngineConfig,
+    inputs: &[(String, Bytes)],
+    references: &[(String, Bytes)],
+    batch_key: &str,
+) -> Result<(Vec<(DataFileMeta, Bytes)>, u64)> {
+    let mut batches = vec![];
+    let mut bytes = 0u64;
+    for (path, body) in inputs {
+        bytes += body.len() as u64;
+        batches.extend(read_file(table, path, body.clone(), None)?);
+    }
+    let rows_in: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+    if !references.is_empty() {
+        let taken = reference_keys(table, references)?;
+        batches = batches.into_iter().map(|b| drop_taken(table, &b, &taken)).collect::<Result<_>>()?;
+    }
+    let bytes_per_row = (bytes as f64 / rows_in.max(1) as f64).max(1.0);
+    let mut files = vec![];
+    encode(table, cfg, batches, batch_key, bytes_per_row, &mut |meta, body| {
+        files.push((meta, body));
+        Ok(())
+    })?;
+    Ok((files, rows_in))
+}
+
+/// Decodes a data file, all columns or the top-level `columns` only; a file that does not have
+/// the table's current schema is refused (schema evolution is not compacted yet).
+fn read_file(table: &WriterTable, path: &str, body: Bytes, columns: Option<&[usize]>) -> Result<Vec<RecordBatch>> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(body)?;
+    let file_schema = builder.schema().clone();
+    let expected = match columns {
+        Some(c) => Arc::new(table.arrow_schema.project(c)?),
+        None => table.arrow_schema.clone(),
+    };
+    let builder = match columns {
+        Some(c) => {
+            let mask = ProjectionMask::roots(builder.parquet_schema(), c.iter().copied());
+            builder.with_projection(mask)
+        }
+        None => builder,
+    };
+    let reader = builder.with_batch_size(8192).build()?;
+    let mut out = vec![];
+    for b in reader {
+        let b = b?;
+        let same = b.schema().fields().len() == expected.fields().len()
+            && b.schema().fields().iter().zip(expected.fields()).all(|(a, e)| a.data_type() == e.data_type());
+        if !same {
+            return Err(Error::Config(format!(
+                "data file {path} does not have the table's current schema ({} columns in the file); it is not compacted",
+                file_schema.fields().len()
+            )));
+        }
+        out.push(RecordBatch::try_new(expected.clone(), b.columns().to_vec())?);
+    }
+    Ok(out)
+}
+
+/// The row encodings of every non-null key in the reference files.
+struct Taken {
+    converter: RowConverter,
+    keys: HashSet<Box<[u8]>>,
+}
+
+fn key_columns(table: &WriterTable) -> Vec<usize> {
+    let mut idx: Vec<usize> = table
+        .dedup_key
+        .iter()
+        .filter_map(|k| table.arrow_schema.index_of(k.split('.').next().unwrap_or_default()).ok())
+        .collect();
+    idx.sort_unstable();
+    idx.dedup();
+    idx
+}
+
+fn key_converter(table: &WriterTable, sample: &RecordBatch) -> Result<RowConverter> {
+    let fields = table
+        .dedup_key
+        .iter()
+        .map(|k| Ok(SortField::new(column_by_path(sample, k)?.data_type().clone())))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RowConverter::new(fields)?)
+}
+
+fn reference_keys(table: &WriterTable, references: &[(String, Bytes)]) -> Result<Taken> {
+    let cols = key_columns(table);
+    let empty = RecordBatch::new_empty(Arc::new(table.arrow_schema.project(&cols)?));
+    let converter = key_converter(table, &empty)?;
+    let mut keys = HashSet::new();
+    for (path, body) in references {
+        for b in read_file(table, path, body.clone(), Some(&cols))? {
+            let (rows, keyless) = key_rows(table, &converter, &b)?;
+            keys.extend((0..b.num_rows()).filter(|i| !keyless(*i)).map(|i| Box::from(rows.row(i).data())));
+        }
+    }
+    Ok(Taken { converter, keys })
+}
+
+/// A batch's key rows and which rows have no key (a null in a key column).
+fn key_rows(
+    table: &WriterTable,
+    converter: &RowConverter,
+    b: &RecordBatch,
+) -> Result<(arrow_row::Rows, impl Fn(usize) -> bool)> {
+    let cols = table.dedup_key.iter().map(|k| column_by_path(b, k)).collect::<Result<Vec<_>>>()?;
+    let rows = converter.convert_columns(&cols)?;
+    let nulls = cols.iter().fold(None, |acc: Option<arrow_buffer::NullBuffer>, c| {
+        arrow_buffer::NullBuffer::union(acc.as_ref(), c.logical_nulls().as_ref())
+    });
+    Ok((rows, move |i: usize| nulls.as_ref().is_some_and(|n| n.is_null(i))))
+}
+
+/// `b` without the rows whose key is taken.
+fn drop_taken(table: &WriterTable, b: &RecordBatch, taken: &Taken) -> Result<RecordBatch> {
+    if taken.keys.is_empty() {
+        return Ok(b.clone());
+    }
+    let (rows, keyless) = key_rows(table, &taken.converter, b)?;
+    let keep: BooleanArray =
+        (0..b.num_rows()).map(|i| Some(keyless(i) || !taken.keys.contains(rows.row(i).data()))).collect();
+    if keep.true_count() == b.num_rows() {
+        return Ok(b.clone());
+    }
+    debug!(dropped = b.num_rows() - keep.true_count(), "rows whose key an older file holds dropped");
+    Ok(arrow_select::filter::filter_record_batch(b, &keep)?)
+}

@@ -1,0 +1,300 @@
+//! Compaction planning, LSM-style, from a snapshot's live files alone (pure: no I/O).
+//!
+//! Levels: a writer's file is level 0; a compaction's output is level 1 (from level 0) or level 2
+//! (from level 1). Per partition of the current spec:
+//!
+//! - **L0 → L1** once the partition has `min_files` level-0 files or their bytes reach the
+//!   target file size: every level-0 file of the partition, merged, sorted, deduplicated, and cut
+//!   into files of the target size. The partition's compacted files (levels 1 and 2) are the
+//!   task's *references*: their keys win over the level-0 copies (they were committed first), and
+//!   only their key columns are read.
+//! - **L1 → L2** once the partition has `min_files` level-1 files or their bytes reach the target:
+//!   every level-1 file and every level-2 file under half the target ("partial").
+//!
+//! A hot partition's level-0 files are split into several tasks of at most `max_task_bytes`,
+//! oldest first; each task also takes the inputs of the tasks before it as references, so the
+//! oldest copy of a key wins across tasks as within one.
+//!
+//! A row is written by a writer, rewritten once into level 1 and once into level 2; after that only
+//! while its level-2 file is partial (under half the target), which ends as soon as the partition
+//! holds that much data. `full` compacts every partition regardless of the thresholds, merging
+//! its level-0 files and its compacted files under the target size into level 2.
+
+use std::collections::BTreeMap;
+
+use iceberg::spec::Struct;
+use sha2::{Digest, Sha256};
+
+/// A live data file as compaction sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveFile {
+    /// Path.
+    pub path: String,
+    /// Bytes.
+    pub size: u64,
+    /// Rows.
+    pub rows: u64,
+    /// Data sequence number.
+    pub seq: i64,
+    /// Partition spec id.
+    pub spec_id: i32,
+    /// Partition tuple.
+    pub partition: Struct,
+}
+
+impl LiveFile {
+    /// The file's level, from its name: `L<n>-…` for compacted files, 0 for a writer's.
+    pub fn level(&self) -> u32 {
+        level_of(&self.path)
+    }
+}
+
+/// The level encoded in a data file's name.
+pub fn level_of(path: &str) -> u32 {
+    let name = path.rsplit('/').next().unwrap_or_default();
+    name.strip_prefix('L').and_then(|rest| rest.split('-').next()).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+/// Thresholds of the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// Target data file size.
+    pub target_file_size: u64,
+    /// Files of a level that trigger a merge.
+    pub min_files: usize,
+    /// Input bytes of one task (a hot partition splits into several).
+    pub max_task_bytes: u64,
+    /// Compact every partition, whatever the thresholds.
+    pub full: bool,
+}
+
+/// One compaction task: merge `inputs` into files of `level`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// Deterministic id: a hash of the level and the inputs.
+    pub id: String,
+    /// Output level.
+    pub level: u32,
+    /// Partition spec of the inputs (and outputs).
+    pub spec_id: i32,
+    /// The partition.
+    pub partition: Struct,
+    /// Files to rewrite, oldest first (data sequence number, then path).
+    pub inputs: Vec<LiveFile>,
+    /// Files whose keys win over the inputs' (only their key columns are read).
+    pub references: Vec<String>,
+}
+
+impl Task {
+    /// Input bytes.
+    pub fn bytes(&self) -> u64 {
+        self.inputs.iter().map(|f| f.size).sum()
+    }
+}
+
+/// What a partition owes: files, level counts, small files, and whether a task is due.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PartitionDebt {
+    /// Live files.
+    pub files: usize,
+    /// Bytes.
+    pub bytes: u64,
+    /// Files per level (0, 1, 2+).
+    pub levels: [usize; 3],
+    /// Files under the target size.
+    pub small: usize,
+    /// Tasks the plan would run for it now.
+    pub tasks: usize,
+}
+
+/// Plans the tasks for the live files of the current spec `spec_id` (files of older specs are
+/// left alone). Tasks come in partition order; a partition's tasks in the order they must be
+/// planned (each references the inputs of those before it).
+pub fn plan(files: &[LiveFile], spec_id: i32, policy: &Policy) -> Vec<Task> {
+    partitions(files, spec_id).into_values().flat_map(|part| plan_partition(&part, policy)).collect()
+}
+
+/// The debt of each partition (keyed by its tuple), for status reports.
+pub fn debt(files: &[LiveFile], spec_id: i32, policy: &Policy) -> Vec<(Struct, PartitionDebt)> {
+    partitions(files, spec_id)
+        .into_values()
+        .map(|part| {
+            let mut d = PartitionDebt { files: part.len(), ..Default::default() };
+            for f in &part {
+                d.bytes += f.size;
+                d.levels[(f.level() as usize).min(2)] += 1;
+                d.small += usize::from(f.size < policy.target_file_size);
+            }
+            d.tasks = plan_partition(&part, policy).len();
+            (part[0].partition.clone(), d)
+        })
+        .collect()
+}
+
+fn partitions(files: &[LiveFile], spec_id: i32) -> BTreeMap<String, Vec<&LiveFile>> {
+    let mut out: BTreeMap<String, Vec<&LiveFile>> = BTreeMap::new();
+    for f in files.iter().filter(|f| f.spec_id == spec_id) {
+        out.entry(format!("{:?}", f.partition)).or_default().push(f);
+    }
+    for part in out.values_mut() {
+        part.sort_by(|a, b| a.seq.cmp(&b.seq).then_with(|| a.path.cmp(&b.path)));
+    }
+    out
+}
+
+fn plan_partition(part: &[&LiveFile], policy: &Policy) -> Vec<Task> {
+    let target = policy.target_file_size;
+    let due = |fs: &[&LiveFile]| {
+        !fs.is_empty() && (fs.len() >= policy.min_files.max(2) || fs.iter().map(|f| f.size).sum::<u64>() >= target)
+    };
+    if policy.full {
+        // Every level-0 file (newer than any compacted file, so it may not be a reference) and
+        // every compacted file under the target.
+        let rewrite = |f: &LiveFile| f.level() == 0 || f.size < target;
+        let small: Vec<&LiveFile> = part.iter().copied().filter(|f| rewrite(f)).collect();
+        if small.len() < 2 && small.iter().all(|f| f.level() >= 2) {
+            return vec![];
+        }
+        let refs = part.iter().filter(|f| !rewrite(f)).map(|f| f.path.clone()).collect();
+        return chain(&small, 2, refs, policy);
+    }
+    let l0: Vec<&LiveFile> = part.iter().copied().filter(|f| f.level() == 0).collect();
+    let l1: Vec<&LiveFile> = part.iter().copied().filter(|f| f.level() == 1).collect();
+    let mut tasks = vec![];
+    if due(&l0) {
+        let refs = part.iter().filter(|f| f.level() > 0).map(|f| f.path.clone()).collect();
+        tasks.extend(chain(&l0, 1, refs, policy));
+    }
+    if due(&l1) {
+        let partial = part.iter().copied().filter(|f| f.level() >= 2 && f.size < target / 2);
+        let inputs: Vec<&LiveFile> = l1.iter().copied().chain(partial).collect();
+        tasks.extend(chain(&inputs, 2, vec![], policy));
+    }
+    tasks
+}
+
+/// Splits `inputs` (oldest first) into tasks of at most `max_task_bytes`; each task references
+/// `refs` and the inputs of the tasks before it.
+fn chain(inputs: &[&LiveFile], level: u32, mut refs: Vec<String>, policy: &Policy) -> Vec<Task> {
+    let mut tasks = vec![];
+    let mut current: Vec<LiveFile> = vec![];
+    let mut bytes = 0;
+    let flush = |current: &mut Vec<LiveFile>, refs: &mut Vec<String>, tasks: &mut Vec<Task>| {
+        if current.is_empty() {
+            return;
+        }
+        let inputs = std::mem::take(current);
+        let task = Task {
+            id: task_id(level, &inputs),
+            level,
+            spec_id: inputs[0].spec_id,
+            partition: inputs[0].partition.clone(),
+            references: refs.clone(),
+            inputs,
+        };
+        refs.extend(task.inputs.iter().map(|f| f.path.clone()));
+        tasks.push(task);
+    };
+    for f in inputs {
+        if !current.is_empty() && bytes + f.size > policy.max_task_bytes {
+            flush(&mut current, &mut refs, &mut tasks);
+            bytes = 0;
+        }
+        bytes += f.size;
+        current.push((*f).clone());
+    }
+    flush(&mut current, &mut refs, &mut tasks);
+    tasks
+}
+
+fn task_id(level: u32, inputs: &[LiveFile]) -> String {
+    let mut h = Sha256::new();
+    h.update(level.to_le_bytes());
+    for f in inputs {
+        h.update(f.path.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(&h.finalize()[..10])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, size: u64, seq: i64, part: i64) -> LiveFile {
+        let partition = Struct::from_iter([Some(iceberg::spec::Literal::long(part))]);
+        LiveFile { path: path.into(), size, rows: size / 10, seq, spec_id: 0, partition }
+    }
+
+    fn policy() -> Policy {
+        Policy { target_file_size: 1000, min_files: 3, max_task_bytes: 10_000, full: false }
+    }
+
+    #[test]
+    fn levels_come_from_names() {
+        assert_eq!(level_of("s3://b/t/data/d=1/0a1b-00000-000-ff.parquet"), 0);
+        assert_eq!(level_of("s3://b/t/data/d=1/L1-0a1b-00000-000-ff.parquet"), 1);
+        assert_eq!(level_of("file:///w/t/data/L2-0a-00000-000-ff.parquet"), 2);
+        assert_eq!(level_of("file:///w/t/data/Lx-0a.parquet"), 0);
+    }
+
+    #[test]
+    fn level_zero_merges_once_enough_files_and_compacted_files_are_references() {
+        let files = vec![file("a", 100, 3, 1), file("b", 100, 1, 1), file("L1-c", 400, 2, 1), file("d", 100, 4, 2)];
+        assert!(plan(&files, 0, &policy()).is_empty(), "two level-0 files are below the threshold");
+        let mut more = files.clone();
+        more.push(file("e", 100, 5, 1));
+        let tasks = plan(&more, 0, &policy());
+        assert_eq!(tasks.len(), 1);
+        let t = &tasks[0];
+        assert_eq!(t.level, 1);
+        let inputs: Vec<&str> = t.inputs.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(inputs, ["b", "a", "e"], "oldest first");
+        assert_eq!(t.references, ["L1-c"]);
+        let other_spec: Vec<LiveFile> = more.iter().cloned().map(|f| LiveFile { spec_id: 1, ..f }).collect();
+        assert!(plan(&other_spec, 0, &policy()).is_empty(), "files of an older spec are left alone");
+    }
+
+    #[test]
+    fn a_hot_partition_splits_into_a_chain_of_tasks() {
+        let files: Vec<LiveFile> = (0..10).map(|i| file(&format!("f{i}"), 400, i, 1)).collect();
+        let p = Policy { max_task_bytes: 1000, ..policy() };
+        let tasks = plan(&files, 0, &p);
+        assert_eq!(tasks.len(), 5, "two files of 400 per task of at most 1000 bytes");
+        assert!(tasks[0].references.is_empty());
+        assert_eq!(tasks[2].references, ["f0", "f1", "f2", "f3"], "earlier tasks' inputs win");
+        let ids: std::collections::HashSet<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids.len(), 5);
+        assert_eq!(plan(&files, 0, &p), tasks, "deterministic");
+    }
+
+    #[test]
+    fn level_one_merges_with_partial_level_two_files() {
+        let files = vec![
+            file("L1-a", 300, 1, 1),
+            file("L1-b", 300, 2, 1),
+            file("L1-c", 300, 3, 1),
+            file("L2-full", 900, 0, 1),
+            file("L2-part", 200, 0, 1),
+        ];
+        let tasks = plan(&files, 0, &policy());
+        assert_eq!(tasks.len(), 1);
+        let inputs: Vec<&str> = tasks[0].inputs.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(inputs, ["L1-a", "L1-b", "L1-c", "L2-part"]);
+        assert_eq!(tasks[0].level, 2);
+    }
+
+    #[test]
+    fn full_merges_every_small_file_and_stops_when_nothing_is_left() {
+        let files = vec![file("a", 100, 1, 1), file("L1-b", 300, 2, 1), file("L2-big", 1500, 0, 1)];
+        let tasks = plan(&files, 0, &Policy { full: true, ..policy() });
+        assert_eq!(tasks.len(), 1);
+        assert_eq!(tasks[0].inputs.len(), 2);
+        assert_eq!(tasks[0].references, ["L2-big"]);
+        let done = vec![file("L2-x", 400, 1, 1), file("L2-big", 1500, 0, 1)];
+        assert!(plan(&done, 0, &Policy { full: true, ..policy() }).is_empty());
+        let d = debt(&files, 0, &policy());
+        assert_eq!(d[0].1.levels, [1, 1, 1]);
+        assert_eq!(d[0].1.small, 2);
+    }
+}

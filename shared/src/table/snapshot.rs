@@ -1,0 +1,470 @@
+//! The metadata of one snapshot: an append of new data files, or a `replace` that swaps data
+//! files for their compacted rewrite. Writes the manifests and the manifest list and builds the
+//! next metadata.json (which the committer writes and swaps in); nothing here swaps a pointer.
+//!
+//! [`Manifests`] is a snapshot's manifest list with the contents of the manifests read or written
+//! so far. The committer keeps it across commits, so in steady state a commit reads nothing: an
+//! append needs only the list, and a replace or a manifest merge needs the contents, which are
+//! read once after a cold start and then kept up to date from what this module writes.
+//!
+//! Manifest merging follows Iceberg's `commit.manifest.min-count-to-merge` and
+//! `commit.manifest.target-size-bytes`: once a snapshot would carry more manifests than the
+//! minimum, its small manifests are merged into one. Entries of earlier snapshots become
+//! `EXISTING`, and `DELETED` entries of earlier snapshots are dropped, as the spec allows.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use iceberg::io::{MemoryStorage, OutputFile, Storage};
+use iceberg::spec::{
+    DataFile, FormatVersion, Manifest, ManifestContentType, ManifestEntry, ManifestFile, ManifestList,
+    ManifestListWriter, ManifestStatus, ManifestWriterBuilder, Operation, Snapshot, SnapshotReference,
+    SnapshotRetention, SnapshotSummaryCollector, Summary, TableMetadata, TableMetadataBuilder,
+};
+
+use super::TableState;
+use super::layout::metadata_file_uri;
+use crate::ports::ObjectStore;
+use crate::{Error, Result};
+
+/// Iceberg's property: merge manifests once a snapshot would have more than this many.
+pub const PROP_MIN_COUNT_TO_MERGE: &str = "commit.manifest.min-count-to-merge";
+/// Iceberg's property: manifests at least this large are not merged.
+pub const PROP_MANIFEST_TARGET_SIZE: &str = "commit.manifest.target-size-bytes";
+/// Iceberg's property: whether manifests are merged at all.
+pub const PROP_MERGE_ENABLED: &str = "commit.manifest-merge.enabled";
+
+/// A snapshot's manifest list and the (inheritance-resolved) entries of the manifests known.
+#[derive(Debug, Clone, Default)]
+pub struct Manifests {
+    /// The manifest list, in order.
+    pub list: Vec<ManifestFile>,
+    contents: HashMap<String, Arc<Vec<ManifestEntry>>>,
+}
+
+impl Manifests {
+    /// The current snapshot's manifest list (empty for a table without snapshots); counts the
+    /// objects read in `reads`.
+    pub async fn load(store: &dyn ObjectStore, meta: &TableMetadata, reads: &mut u32) -> Result<Self> {
+        let Some(snap) = meta.current_snapshot() else { return Ok(Manifests::default()) };
+        *reads += 1;
+        let bytes = store.get(snap.manifest_list()).await?;
+        let list = ManifestList::parse_with_version(&bytes, meta.format_version())?.consume_entries().into_iter();
+        Ok(Manifests { list: list.collect(), contents: HashMap::new() })
+    }
+
+    /// Reads the manifests of the list not known yet.
+    pub async fn read_contents(&mut self, store: &dyn ObjectStore, reads: &mut u32) -> Result<()> {
+        for mf in &self.list {
+            if self.contents.contains_key(&mf.manifest_path) {
+                continue;
+            }
+            *reads += 1;
+            let manifest = Manifest::parse_avro(&store.get(&mf.manifest_path).await?)?;
+            let entries = manifest.entries().iter().map(|e| inherit(e, mf)).collect();
+            self.contents.insert(mf.manifest_path.clone(), Arc::new(entries));
+        }
+        Ok(())
+    }
+
+    /// The live data files of the snapshot with the manifest holding each (contents must have
+    /// been read: see [`Manifests::read_contents`]).
+    pub fn live(&self) -> impl Iterator<Item = (&ManifestFile, &ManifestEntry)> {
+        self.list.iter().filter(|mf| mf.content == ManifestContentType::Data).flat_map(move |mf| {
+            let entries = self.contents.get(&mf.manifest_path).map(|e| e.as_slice()).unwrap_or_default();
+            entries.iter().filter(|e| e.is_alive()).map(move |e| (mf, e))
+        })
+    }
+
+    fn entries(&self, mf: &ManifestFile) -> Result<&Arc<Vec<ManifestEntry>>> {
+        self.contents
+            .get(&mf.manifest_path)
+            .ok_or_else(|| Error::Internal(format!("manifest {} was not read before planning", mf.manifest_path)))
+    }
+}
+
+/// An entry as read, with the values the spec says it inherits from its manifest filled in.
+fn inherit(e: &ManifestEntry, mf: &ManifestFile) -> ManifestEntry {
+    let mut e = e.clone();
+    e.snapshot_id = e.snapshot_id.or(Some(mf.added_snapshot_id));
+    if e.status == ManifestStatus::Added {
+        e.sequence_number = e.sequence_number.or(Some(mf.sequence_number));
+        e.file_sequence_number = e.file_sequence_number.or(Some(mf.sequence_number));
+    }
+    e
+}
+
+/// What a snapshot changes.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// `Append` (new rows) or `Replace` (the same rows in other files).
+    pub operation: Operation,
+    /// Files added, each with the id of the partition spec it was written with.
+    pub added: Vec<(i32, DataFile)>,
+    /// Paths of live files removed.
+    pub removed: HashSet<String>,
+    /// The data sequence number of the added files, if not the new snapshot's: a compaction's
+    /// output keeps the sequence number of the snapshot it was planned from, so that rows
+    /// committed after the plan stay younger than the rows it rewrote.
+    pub data_sequence_number: Option<i64>,
+}
+
+impl Change {
+    /// An append of `files`.
+    pub fn append(files: Vec<(i32, DataFile)>) -> Self {
+        Change { operation: Operation::Append, added: files, removed: HashSet::new(), data_sequence_number: None }
+    }
+}
+
+/// A built, partly written (manifests, manifest list), not yet committed snapshot.
+#[derive(Debug, Clone)]
+pub struct SnapshotPlan {
+    /// The new snapshot's id.
+    pub snapshot_id: i64,
+    /// The metadata that the pointer must be swapped to.
+    pub metadata: Arc<TableMetadata>,
+    /// Where that metadata is to be written (by the committer, just before the swap).
+    pub metadata_location: String,
+    /// The metadata.json document.
+    pub metadata_json: Bytes,
+    /// The new snapshot's manifests (to keep for the next commit).
+    pub manifests: Manifests,
+    /// Metadata files that dropped out of the metadata log with this commit.
+    pub expired_metadata: Vec<String>,
+    /// Objects read to build the plan (0 in steady state).
+    pub reads: u32,
+    /// Objects written (manifests and the manifest list).
+    pub writes: u32,
+}
+
+/// Writes the manifests and manifest list of `change` on top of `state`, and builds (but does not
+/// write) its metadata.json.
+///
+/// `parent` is the current snapshot's [`Manifests`] if the caller has them. A replace whose
+/// removed files are not all live fails with [`Error::NotLive`] and writes nothing.
+pub async fn plan_snapshot(
+    store: &dyn ObjectStore,
+    state: &TableState,
+    parent: Option<Manifests>,
+    change: Change,
+    snapshot_id: i64,
+    extra_summary: &[(&str, String)],
+) -> Result<SnapshotPlan> {
+    let meta = &state.metadata;
+    let mut reads = 0;
+    let mut manifests = match parent {
+        Some(m) => m,
+        None => Manifests::load(store, meta, &mut reads).await?,
+    };
+    let merge = MergePolicy::of(meta);
+    let seq = meta.next_sequence_number();
+    if !change.removed.is_empty() || merge.due(manifests.list.len() + 1) {
+        manifests.read_contents(store, &mut reads).await?;
+    }
+    let mut summary = SnapshotSummaryCollector::default();
+    let mut slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
+    let data_seq = change.data_sequence_number.unwrap_or(seq);
+    let mut by_spec: HashMap<i32, Vec<ManifestEntry>> = HashMap::new();
+    for (spec_id, f) in change.added {
+        summary.add_file(&f, meta.current_schema().clone(), spec(meta, spec_id)?);
+        by_spec.entry(spec_id).or_default().push(ManifestEntry {
+            status: ManifestStatus::Added,
+            snapshot_id: Some(snapshot_id),
+            sequence_number: Some(data_seq),
+            file_sequence_number: Some(seq),
+            data_file: f,
+        });
+    }
+    // New manifests first, as Iceberg Java orders them.
+    let mut new_slots: Vec<Slot> =
+        by_spec.into_iter().map(|(spec_id, entries)| Slot::New { spec_id, entries }).collect();
+    new_slots.sort_by_key(Slot::spec_id);
+    new_slots.append(&mut slots);
+    let slots = merge.apply(&manifests, new_slots, snapshot_id)?;
+
+    let location = meta.location().trim_end_matches('/').to_string();
+    let mut writer = Written::new(&location, store);
+    let mut next = Manifests::default();
+    for slot in slots {
+        match slot {
+            Slot::Kept(mf) => {
+                let entries = manifests.contents.get(&mf.manifest_path).cloned();
+                next.list.push(mf.clone());
+                if let Some(e) = entries {
+                    next.contents.insert(mf.manifest_path.clone(), e);
+                }
+            }
+            Slot::New { spec_id, entries } => {
+                let mf = writer.manifest(meta, spec_id, snapshot_id, &entries).await?;
+                next.contents.insert(mf.manifest_path.clone(), Arc::new(entries));
+                next.list.push(mf);
+            }
+        }
+    }
+    let parent_id = meta.current_snapshot_id();
+    let (list_path, list) = writer.manifest_list(snapshot_id, parent_id, seq, &next.list).await?;
+    next.list = list;
+
+    let props = summary_properties(meta, &summary, extra_summary);
+    let snapshot = Snapshot::builder()
+        .with_snapshot_id(snapshot_id)
+        .with_parent_snapshot_id(parent_id)
+        .with_sequence_number(seq)
+        .with_timestamp_ms(chrono::Utc::now().timestamp_millis().max(meta.last_updated_ms() + 1))
+        .with_manifest_list(list_path)
+        .with_summary(Summary { operation: change.operation, additional_properties: props })
+        .with_schema_id(meta.current_schema().schema_id())
+        .build();
+    let built =
+        TableMetadataBuilder::new_from_metadata(meta.as_ref().clone(), Some(state.pointer.metadata_location.clone()))
+            .add_snapshot(snapshot)?
+            .set_ref("main", SnapshotReference::new(snapshot_id, SnapshotRetention::branch(None, None, None)))?
+            .build()?;
+    let metadata_location = metadata_file_uri(&location, next_metadata_version(&state.pointer.metadata_location));
+    let metadata_json = Bytes::from(serde_json::to_vec(&built.metadata)?);
+    Ok(SnapshotPlan {
+        snapshot_id,
+        metadata: Arc::new(built.metadata),
+        metadata_location,
+        metadata_json,
+        manifests: next,
+        expired_metadata: built.expired_metadata_logs.into_iter().map(|l| l.metadata_file).collect(),
+        reads,
+        writes: writer.writes,
+    })
+}
+
+/// One manifest of the new snapshot: kept as it is, or to be written with these entries.
+enum Slot {
+    Kept(ManifestFile),
+    New { spec_id: i32, entries: Vec<ManifestEntry> },
+}
+
+impl Slot {
+    fn spec_id(&self) -> i32 {
+        match self {
+            Slot::Kept(mf) => mf.partition_spec_id,
+            Slot::New { spec_id, .. } => *spec_id,
+        }
+    }
+}
+
+/// The parent's manifests with `removed` taken out: a manifest holding a removed file is
+/// rewritten with that file's entry `DELETED` and its other live entries `EXISTING`.
+fn removal_slots(
+    meta: &TableMetadata,
+    manifests: &Manifests,
+    removed: &HashSet<String>,
+    snapshot_id: i64,
+    summary: &mut SnapshotSummaryCollector,
+) -> Result<Vec<Slot>> {
+    let mut found: HashSet<&str> = HashSet::new();
+    let mut slots = vec![];
+    for mf in &manifests.list {
+        if removed.is_empty() || mf.content != ManifestContentType::Data {
+            slots.push(Slot::Kept(mf.clone()));
+            continue;
+        }
+        let entries = manifests.entries(mf)?;
+        if !entries.iter().any(|e| e.is_alive() && removed.contains(e.file_path())) {
+            slots.push(Slot::Kept(mf.clone()));
+            continue;
+        }
+        let mut out = Vec::with_capacity(entries.len());
+        for e in entries.iter().filter(|e| e.is_alive()) {
+            let mut e = e.clone();
+            if removed.contains(e.file_path()) {
+                found.insert(removed.get(e.file_path()).expect("contained").as_str());
+                summary.remove_file(&e.data_file, meta.current_schema().clone(), spec(meta, mf.partition_spec_id)?);
+                e.status = ManifestStatus::Deleted;
+                e.snapshot_id = Some(snapshot_id);
+            } else {
+                e.status = ManifestStatus::Existing;
+            }
+            out.push(e);
+        }
+        slots.push(Slot::New { spec_id: mf.partition_spec_id, entries: out });
+    }
+    let mut missing: Vec<String> = removed.iter().filter(|p| !found.contains(p.as_str())).cloned().collect();
+    if !missing.is_empty() {
+        missing.sort();
+        return Err(Error::NotLive { files: missing });
+    }
+    Ok(slots)
+}
+
+/// When and what to merge (Iceberg's `commit.manifest.*` properties and defaults).
+struct MergePolicy {
+    enabled: bool,
+    min_count: usize,
+    target_bytes: i64,
+}
+
+impl MergePolicy {
+    fn of(meta: &TableMetadata) -> Self {
+        let p = meta.properties();
+        MergePolicy {
+            enabled: p.get(PROP_MERGE_ENABLED).is_none_or(|v| v != "false"),
+            min_count: p.get(PROP_MIN_COUNT_TO_MERGE).and_then(|v| v.parse().ok()).unwrap_or(100),
+            target_bytes: p.get(PROP_MANIFEST_TARGET_SIZE).and_then(|v| v.parse().ok()).unwrap_or(8 << 20),
+        }
+    }
+
+    fn due(&self, manifests: usize) -> bool {
+        self.enabled && manifests > self.min_count.max(1)
+    }
+
+    /// Merges the small manifests of each spec into one once there are too many. Entries of
+    /// earlier snapshots become `EXISTING`; their `DELETED` entries are dropped.
+    fn apply(&self, manifests: &Manifests, slots: Vec<Slot>, snapshot_id: i64) -> Result<Vec<Slot>> {
+        if !self.due(slots.len()) {
+            return Ok(slots);
+        }
+        let small = |s: &Slot| match s {
+            Slot::Kept(mf) => mf.content == ManifestContentType::Data && mf.manifest_length < self.target_bytes,
+            Slot::New { .. } => true,
+        };
+        let mut out = vec![];
+        let mut merged: HashMap<i32, Vec<ManifestEntry>> = HashMap::new();
+        for slot in slots {
+            if !small(&slot) {
+                out.push(slot);
+                continue;
+            }
+            let spec_id = slot.spec_id();
+            let entries: Vec<ManifestEntry> = match slot {
+                Slot::Kept(mf) => manifests.entries(&mf)?.as_ref().clone(),
+                Slot::New { entries, .. } => entries,
+            };
+            let into = merged.entry(spec_id).or_default();
+            for mut e in entries {
+                let ours = e.snapshot_id == Some(snapshot_id);
+                match e.status {
+                    ManifestStatus::Deleted if !ours => continue,
+                    ManifestStatus::Added if !ours => e.status = ManifestStatus::Existing,
+                    _ => {}
+                }
+                into.push(e);
+            }
+        }
+        let mut merged: Vec<Slot> =
+            merged.into_iter().map(|(spec_id, entries)| Slot::New { spec_id, entries }).collect();
+        merged.sort_by_key(Slot::spec_id);
+        merged.append(&mut out);
+        Ok(merged)
+    }
+}
+
+/// Writes manifests and manifest lists through an in-memory `FileIO` (the `iceberg` crate's
+/// writers need one) and uploads each to the object store.
+struct Written<'a> {
+    location: &'a str,
+    store: &'a dyn ObjectStore,
+    mem: Arc<dyn Storage>,
+    commit: uuid::Uuid,
+    writes: u32,
+}
+
+impl<'a> Written<'a> {
+    fn new(location: &'a str, store: &'a dyn ObjectStore) -> Self {
+        Written { location, store, mem: Arc::new(MemoryStorage::new()), commit: uuid::Uuid::new_v4(), writes: 0 }
+    }
+
+    async fn manifest(
+        &mut self,
+        meta: &TableMetadata,
+        spec_id: i32,
+        snapshot_id: i64,
+        entries: &[ManifestEntry],
+    ) -> Result<ManifestFile> {
+        let path = format!("{}/metadata/{}-m{}.avro", self.location, self.commit, self.writes);
+        let out = OutputFile::new(self.mem.clone(), path.clone());
+        let spec = spec(meta, spec_id)?.as_ref().clone();
+        let mut w =
+            ManifestWriterBuilder::new(out, Some(snapshot_id), meta.current_schema().clone(), spec).build_v2_data();
+        for e in entries {
+            let (seq, file_seq) = (e.sequence_number.unwrap_or(-1), e.file_sequence_number);
+            match e.status {
+                ManifestStatus::Added => w.add_file(e.data_file.clone(), seq)?,
+                ManifestStatus::Existing => {
+                    let snap = e.snapshot_id.unwrap_or(snapshot_id);
+                    w.add_existing_file(e.data_file.clone(), snap, seq, file_seq)?
+                }
+                ManifestStatus::Deleted => w.add_delete_file(e.data_file.clone(), seq, file_seq)?,
+            }
+        }
+        let mf = w.write_manifest_file().await?;
+        self.upload(&path).await?;
+        Ok(mf)
+    }
+
+    /// Writes the list; returns its path and the entries as written (the writer assigns the
+    /// new manifests' sequence numbers).
+    async fn manifest_list(
+        &mut self,
+        snapshot_id: i64,
+        parent: Option<i64>,
+        seq: i64,
+        manifests: &[ManifestFile],
+    ) -> Result<(String, Vec<ManifestFile>)> {
+        let path = format!("{}/metadata/snap-{snapshot_id}-1-{}.avro", self.location, self.commit);
+        let writer = OutputFile::new(self.mem.clone(), path.clone()).writer().await?;
+        let mut list = ManifestListWriter::v2(writer, snapshot_id, parent, seq);
+        list.add_manifests(manifests.iter().cloned())?;
+        list.close().await?;
+        let bytes = self.upload(&path).await?;
+        let written = ManifestList::parse_with_version(&bytes, FormatVersion::V2)?;
+        Ok((path, written.consume_entries().into_iter().collect()))
+    }
+
+    async fn upload(&mut self, path: &str) -> Result<Bytes> {
+        let bytes = self.mem.read(path).await?;
+        self.store.put(path, bytes.clone()).await?;
+        self.mem.delete(path).await?;
+        self.writes += 1;
+        Ok(bytes)
+    }
+}
+
+fn spec(meta: &TableMetadata, spec_id: i32) -> Result<iceberg::spec::PartitionSpecRef> {
+    meta.partition_spec_by_id(spec_id)
+        .cloned()
+        .ok_or_else(|| Error::Config(format!("partition spec {spec_id} is not in the table metadata")))
+}
+
+/// The snapshot summary: what the collector counted, the running totals, and `extra`.
+fn summary_properties(
+    meta: &TableMetadata,
+    summary: &SnapshotSummaryCollector,
+    extra: &[(&str, String)],
+) -> HashMap<String, String> {
+    let mut props = summary.build();
+    let parent = meta.current_snapshot().map(|p| p.summary().additional_properties.clone()).unwrap_or_default();
+    let num = |m: &HashMap<String, String>, k: &str| -> i64 { m.get(k).and_then(|v| v.parse().ok()).unwrap_or(0) };
+    for (total, added, removed) in [
+        ("total-records", "added-records", "deleted-records"),
+        ("total-data-files", "added-data-files", "deleted-data-files"),
+        ("total-files-size", "added-files-size", "removed-files-size"),
+    ] {
+        let value = num(&parent, total) + num(&props, added) - num(&props, removed);
+        props.insert(total.into(), value.max(0).to_string());
+    }
+    for total in ["total-delete-files", "total-position-deletes", "total-equality-deletes"] {
+        props.insert(total.into(), parent.get(total).cloned().unwrap_or_else(|| "0".into()));
+    }
+    for (k, v) in extra {
+        props.insert(k.to_string(), v.clone());
+    }
+    props
+}
+
+/// The version number after the one in a `NNNNN-uuid.metadata.json` name (1 if unparseable).
+pub(crate) fn next_metadata_version(location: &str) -> u64 {
+    location
+        .rsplit('/')
+        .next()
+        .and_then(|f| f.split('-').next())
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(1, |v| v + 1)
+}
