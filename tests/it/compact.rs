@@ -16,6 +16,8 @@ use floe::table::WriterTable;
 
 use crate::common::*;
 
+const VISIBILITY: Duration = Duration::from_secs(60);
+
 fn small_batches() -> IngestOptions {
     IngestOptions { writers: 2, batch_objects: 1, ..Default::default() }
 }
@@ -70,7 +72,7 @@ async fn compaction_keeps_each_key_once_sorted_in_few_files() {
     let before = contents(&h.ports, &cfg.table).await;
     assert!(before.event_ids().len() > counts(&before.event_ids()).len(), "the copy doubled keys before compaction");
 
-    let (report, totals) = compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(false)).await.expect("compact");
+    let (report, totals) = compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(false), VISIBILITY).await.expect("compact");
     assert!(report.tasks > 0 && totals.rewrites == report.tasks, "{report:?} {totals:?}");
     let mut all = source_event_ids(&first);
     all.extend(source_event_ids(&second));
@@ -86,7 +88,7 @@ async fn compaction_keeps_each_key_once_sorted_in_few_files() {
     third.push(copy_of(&h, &second[1], "c", "copy-of-b1.avro").await);
     third.extend(h.events("d", 3, 150, 3, 0.2).await);
     ingest_round(&h, &cfg, third.clone()).await;
-    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true)).await.expect("full compaction");
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.expect("full compaction");
     all.extend(source_event_ids(&third));
     let end = contents(&h.ports, &cfg.table).await;
     assert_each_key_once(&end, &all);
@@ -100,7 +102,7 @@ async fn compaction_keeps_each_key_once_sorted_in_few_files() {
         *per_partition.entry(format!("{p:?}")).or_default() += 1;
     }
     assert!(per_partition.values().all(|n| *n == 1), "small partitions end in one file each: {per_partition:?}");
-    let again = compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true)).await.expect("again");
+    let again = compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.expect("again");
     assert_eq!(again.0.planned, 0, "a compacted table has nothing left to do");
 }
 
@@ -114,7 +116,7 @@ async fn a_stale_rewrite_is_rejected_and_its_files_deleted() {
     let snap = old.state.metadata.current_snapshot().unwrap();
     let (old_id, old_seq) = (snap.snapshot_id(), snap.sequence_number());
     // Compacted since: every file the old plan would remove is gone from the current snapshot.
-    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true)).await.expect("compact");
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.expect("compact");
     let current = contents(&h.ports, &cfg.table).await;
 
     // A late task of the old plan writes different files (another level) and asks to commit.
@@ -176,10 +178,10 @@ async fn compaction_concurrent_with_ingest_loses_and_doubles_nothing() {
         let (engine, ports, table_cfg, wh) = (h.engine.clone(), h.ports.clone(), cfg.clone(), h.warehouse.clone());
         let ingesting =
             tokio::spawn(async move { ingest(&engine, &ports, &table_cfg, &wh, more, &small_batches()).await });
-        compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(round == 2)).await.expect("compact");
+        compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(round == 2), VISIBILITY).await.expect("compact");
         ingesting.await.unwrap().expect("ingest");
     }
-    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true)).await.expect("final compaction");
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.expect("final compaction");
     let c = contents(&h.ports, &cfg.table).await;
     assert_each_key_once(&c, &all);
     assert_sorted(&c);

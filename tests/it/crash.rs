@@ -1,5 +1,5 @@
 //! The crash-point suite, embedded: for every named fault point (and its first and second
-//! hit), kill the role there, restart, let the commit queue redeliver, run to quiescence, and
+//! hit), kill the role there (in a life of ingest, compaction, ingest), restart, let the commit queue redeliver, run to quiescence, and
 //! check that the table holds every good row exactly once, no data file twice, and that the
 //! quarantine holds exactly the bad objects. Prints a table of points × results.
 
@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use floe::TableIdent;
 use floe::adapters::local;
-use floe::config::EngineConfig;
+use floe::config::{EngineConfig, TableConfig};
+use floe::pipeline::compact::CompactOptions;
 use floe::fault::{FaultPoint, Faults, crash_point};
-use floe::pipeline::ingest::{IngestOptions, ingest};
+use floe::pipeline::ingest::{IngestOptions, compact_and_commit, ingest};
 use floe::ports::{ObjectMeta, Ports};
 use floe::sample::{self, Corruption};
 
@@ -128,8 +129,21 @@ async fn inputs(h: &Harness) -> (Vec<ObjectMeta>, Vec<String>, BTreeSet<String>)
     (all, expected, bad)
 }
 
-/// Runs ingest with `faults` armed, then "restarts" (fresh ports on the same warehouse, no
-/// faults) until a run completes.
+fn compaction() -> CompactOptions {
+    CompactOptions { min_files: 2, parallelism: 2, ..CompactOptions::default() }
+}
+
+/// The life of the table under test: half the objects ingested, a compaction, the other half.
+async fn life(ports: &Ports, cfg: &TableConfig, warehouse: &str, objects: &[ObjectMeta]) -> floe::Result<()> {
+    let (a, b) = objects.split_at(objects.len() / 2);
+    ingest(&engine(), ports, cfg, warehouse, a.to_vec(), &options()).await?;
+    compact_and_commit(&engine(), ports, &cfg.table, &compaction(), options().visibility).await?;
+    ingest(&engine(), ports, cfg, warehouse, b.to_vec(), &options()).await?;
+    Ok(())
+}
+
+/// Runs the table's life (ingest, compact, ingest) with `faults` armed, then "restarts" (fresh
+/// ports on the same warehouse, no faults) and lives it again, compacting fully at the end.
 async fn crash_and_recover(point: FaultPoint, nth: u32) -> Row {
     let h = Harness::new();
     let (objects, expected, bad) = inputs(&h).await;
@@ -137,8 +151,8 @@ async fn crash_and_recover(point: FaultPoint, nth: u32) -> Row {
     let faults = Faults::crash_at(point, nth);
     let ports = h.ports.clone().with_faults(faults.clone());
     let first = {
-        let (engine, ports, cfg, wh, objs) = (engine(), ports, table_cfg.clone(), h.warehouse.clone(), objects.clone());
-        tokio::spawn(async move { ingest(&engine, &ports, &cfg, &wh, objs, &options()).await }).await
+        let (ports, cfg, wh, objs) = (ports, table_cfg.clone(), h.warehouse.clone(), objects.clone());
+        tokio::spawn(async move { life(&ports, &cfg, &wh, &objs).await }).await
     };
     let fired = faults.hits(point) >= nth;
     match (&first, fired) {
@@ -150,7 +164,9 @@ async fn crash_and_recover(point: FaultPoint, nth: u32) -> Row {
     // The restart: leases and visibility timeouts of the dead run expire first.
     tokio::time::sleep(Duration::from_millis(800)).await;
     let restarted = local::ports(&h.dir.path().join("wh")).expect("ports");
-    ingest(&engine(), &restarted, &table_cfg, &h.warehouse, objects, &options()).await.expect("recovery run");
+    life(&restarted, &table_cfg, &h.warehouse, &objects).await.expect("recovery run");
+    let full = CompactOptions { full: true, ..compaction() };
+    compact_and_commit(&engine(), &restarted, &table_cfg.table, &full, options().visibility).await.expect("compaction");
     let verdict = verify(&restarted, &table_cfg.table, &expected, &bad).await;
     Row { point, nth, fired, verdict }
 }

@@ -234,16 +234,18 @@ pub struct CommitTotals {
 }
 
 /// Embedded compaction: plans and runs the tasks (see [`compact`]), then commits their rewrite
-/// requests (and anything else waiting on the commit queue).
+/// requests (and anything else waiting on the commit queue) with messages held for
+/// `visibility` while they are committed.
 pub async fn compact_and_commit(
     engine: &EngineConfig,
     ports: &Ports,
     table: &crate::TableIdent,
     opts: &CompactOptions,
+    visibility: Duration,
 ) -> Result<(CompactReport, CommitTotals)> {
     let report = compact(engine, ports, table, opts).await?;
     let done = Arc::new(AtomicBool::new(true));
-    let totals = run_committer(engine.clone(), ports.clone(), done, Duration::from_secs(30)).await?;
+    let totals = run_committer(engine.clone(), ports.clone(), done, visibility).await?;
     Ok((report, totals))
 }
 
