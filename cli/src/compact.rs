@@ -71,9 +71,10 @@ pub(crate) async fn run(a: CompactArgs) -> anyhow::Result<ExitCode> {
 /// Compacts `table` and prints what was done.
 pub(crate) async fn compact_table(ports: &Ports, table: &TableIdent, s: &CompactSettings) -> anyhow::Result<ExitCode> {
     let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
-    let (report, totals) = compact_and_commit(&engine, ports, table, &s.options()?, std::time::Duration::from_secs(300))
-        .await
-        .with_context(|| format!("compaction of {table} failed"))?;
+    let (report, totals) =
+        compact_and_commit(&engine, ports, table, &s.options()?, std::time::Duration::from_secs(300))
+            .await
+            .with_context(|| format!("compaction of {table} failed"))?;
     let t = &report.totals;
     println!(
         "{table}: {} task(s) of {} planned; {} file(s) merged into {}; {} row(s) in, {} out ({} duplicate(s) dropped)",

@@ -139,9 +139,9 @@ async fn a_lost_compare_and_swap_replans_without_losing_or_doubling() {
 }
 
 /// A ledger whose first `record_committed` fails, as if the committer died right after the swap.
-struct DiesAfterSwap {
-    inner: Arc<dyn Ledger>,
-    armed: AtomicBool,
+pub struct DiesAfterSwap {
+    pub inner: Arc<dyn Ledger>,
+    pub armed: AtomicBool,
 }
 
 #[async_trait]
@@ -157,6 +157,9 @@ impl Ledger for DiesAfterSwap {
             return Err(PortError::io("ledger", std::io::Error::other("process died")));
         }
         self.inner.record_committed(t, ids, s).await
+    }
+    async fn pending_snapshots(&self, t: &TableIdent) -> Result<std::collections::BTreeSet<i64>, PortError> {
+        self.inner.pending_snapshots(t).await
     }
     async fn quarantine(&self, r: QuarantineRecord) -> Result<(), PortError> {
         self.inner.quarantine(r).await

@@ -72,7 +72,8 @@ async fn compaction_keeps_each_key_once_sorted_in_few_files() {
     let before = contents(&h.ports, &cfg.table).await;
     assert!(before.event_ids().len() > counts(&before.event_ids()).len(), "the copy doubled keys before compaction");
 
-    let (report, totals) = compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(false), VISIBILITY).await.expect("compact");
+    let (report, totals) =
+        compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(false), VISIBILITY).await.expect("compact");
     assert!(report.tasks > 0 && totals.rewrites == report.tasks, "{report:?} {totals:?}");
     let mut all = source_event_ids(&first);
     all.extend(source_event_ids(&second));

@@ -9,5 +9,6 @@ mod compact;
 mod crash;
 mod immutable;
 mod ingest;
+mod maintain;
 mod quarantine;
 mod soak;

@@ -63,6 +63,10 @@ pub trait Ledger: Send + Sync {
         source_ids: &[String],
         snapshot_id: i64,
     ) -> Result<(), PortError>;
+    /// Every snapshot id that a source still pending names: snapshot expiry must keep these
+    /// (the exactly-once check looks for them in the history). May include ids of attempts that
+    /// never landed.
+    async fn pending_snapshots(&self, table: &TableIdent) -> Result<std::collections::BTreeSet<i64>, PortError>;
     /// Records a refused source object (replacing an earlier record of the same id).
     async fn quarantine(&self, record: QuarantineRecord) -> Result<(), PortError>;
     /// All quarantined objects, oldest first.

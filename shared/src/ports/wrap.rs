@@ -142,6 +142,9 @@ impl<A: Around> Ledger for Wrapped<A, dyn Ledger> {
     ) -> Result<(), PortError> {
         self.around.call("record committed", || self.inner.record_committed(table, source_ids, snapshot_id)).await
     }
+    async fn pending_snapshots(&self, table: &TableIdent) -> Result<std::collections::BTreeSet<i64>, PortError> {
+        self.around.call("pending snapshots", || self.inner.pending_snapshots(table)).await
+    }
     async fn quarantine(&self, record: QuarantineRecord) -> Result<(), PortError> {
         self.around.call("quarantine", || self.inner.quarantine(record.clone())).await
     }

@@ -32,6 +32,10 @@ pub fn create_table_metadata(schema: Schema, cfg: &TableConfig, location: &str) 
     // Old metadata.json files are deleted as they fall out of the log (unless the user said
     // otherwise): a table committed every few seconds would otherwise pile them up forever.
     props.entry(super::PROP_DELETE_AFTER_COMMIT.into()).or_insert_with(|| "true".into());
+    // Snapshots expire after an hour (the newest ten kept), so metadata.json stays small at a
+    // commit every few seconds; Iceberg's default (five days) would keep ~100,000 of them.
+    props.entry(super::maintain::PROP_MAX_SNAPSHOT_AGE_MS.into()).or_insert_with(|| "3600000".into());
+    props.entry(super::maintain::PROP_MIN_SNAPSHOTS_TO_KEEP.into()).or_insert_with(|| "10".into());
     let built =
         TableMetadataBuilder::new(schema, spec, order, location.to_string(), FormatVersion::V2, props)?.build()?;
     Ok(built.metadata)

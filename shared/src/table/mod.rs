@@ -7,6 +7,7 @@
 
 mod create;
 mod layout;
+pub mod maintain;
 mod snapshot;
 mod state;
 mod status;

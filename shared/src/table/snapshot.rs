@@ -25,6 +25,7 @@ use iceberg::spec::{
 
 use super::TableState;
 use super::layout::metadata_file_uri;
+use super::maintain::{Cleanup, DROPPED_PROPERTY, DroppedRecord, write_dropped};
 use crate::ports::ObjectStore;
 use crate::{Error, Result};
 
@@ -108,12 +109,20 @@ pub struct Change {
     /// output keeps the sequence number of the snapshot it was planned from, so that rows
     /// committed after the plan stay younger than the rows it rewrote.
     pub data_sequence_number: Option<i64>,
+    /// Snapshots to expire in the same metadata update.
+    pub expire: Vec<i64>,
 }
 
 impl Change {
     /// An append of `files`.
     pub fn append(files: Vec<(i32, DataFile)>) -> Self {
-        Change { operation: Operation::Append, added: files, removed: HashSet::new(), data_sequence_number: None }
+        Change {
+            operation: Operation::Append,
+            added: files,
+            removed: HashSet::new(),
+            data_sequence_number: None,
+            expire: vec![],
+        }
     }
 }
 
@@ -132,6 +141,8 @@ pub struct SnapshotPlan {
     pub manifests: Manifests,
     /// Metadata files that dropped out of the metadata log with this commit.
     pub expired_metadata: Vec<String>,
+    /// Files unreachable once this commit (which expires snapshots) has landed.
+    pub cleanup: Cleanup,
     /// Objects read to build the plan (0 in steady state).
     pub reads: u32,
     /// Objects written (manifests and the manifest list).
@@ -206,7 +217,23 @@ pub async fn plan_snapshot(
     let (list_path, list) = writer.manifest_list(snapshot_id, parent_id, seq, &next.list).await?;
     next.list = list;
 
-    let props = summary_properties(meta, &summary, extra_summary);
+    let mut props = summary_properties(meta, &summary, extra_summary);
+    let kept: HashSet<&str> = next.list.iter().map(|m| m.manifest_path.as_str()).collect();
+    let mut dropped = DroppedRecord {
+        snapshot_id,
+        manifests: manifests
+            .list
+            .iter()
+            .map(|m| m.manifest_path.clone())
+            .filter(|p| !kept.contains(p.as_str()))
+            .collect(),
+        data_files: change.removed.iter().cloned().collect(),
+    };
+    if !dropped.is_empty() {
+        dropped.data_files.sort();
+        props.insert(DROPPED_PROPERTY.into(), write_dropped(store, &location, &dropped).await?);
+        writer.writes += 1;
+    }
     let snapshot = Snapshot::builder()
         .with_snapshot_id(snapshot_id)
         .with_parent_snapshot_id(parent_id)
@@ -220,6 +247,7 @@ pub async fn plan_snapshot(
         TableMetadataBuilder::new_from_metadata(meta.as_ref().clone(), Some(state.pointer.metadata_location.clone()))
             .add_snapshot(snapshot)?
             .set_ref("main", SnapshotReference::new(snapshot_id, SnapshotRetention::branch(None, None, None)))?
+            .remove_snapshots(&change.expire)
             .build()?;
     let metadata_location = metadata_file_uri(&location, next_metadata_version(&state.pointer.metadata_location));
     let metadata_json = Bytes::from(serde_json::to_vec(&built.metadata)?);
@@ -230,6 +258,7 @@ pub async fn plan_snapshot(
         metadata_json,
         manifests: next,
         expired_metadata: built.expired_metadata_logs.into_iter().map(|l| l.metadata_file).collect(),
+        cleanup: Cleanup::of(meta, &change.expire),
         reads,
         writes: writer.writes,
     })

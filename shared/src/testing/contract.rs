@@ -95,7 +95,12 @@ pub async fn ledger(l: &dyn Ledger, table: &TableIdent) {
         vec![(ids[0].clone(), SourceState::Pending { snapshot_ids: vec![11, 12] })],
         "a repeat is one mark"
     );
+    let pending = l.pending_snapshots(table).await.expect("pending snapshots");
+    assert!(pending.contains(&11) && pending.contains(&12), "every pending mark is named: {pending:?}");
     l.record_committed(table, &ids[..1], 12).await.expect("committed");
+    l.record_committed(table, &ids[1..2], 11).await.expect("committed");
+    let pending = l.pending_snapshots(table).await.expect("pending snapshots");
+    assert!(!pending.contains(&11) && !pending.contains(&12), "committed sources protect nothing: {pending:?}");
     l.record_pending(table, &ids[..1], 13).await.expect("pending after commit");
     let got = l.lookup(table, &ids[..1]).await.expect("lookup");
     assert_eq!(got, vec![(ids[0].clone(), SourceState::Committed { snapshot_id: 12 })], "never downgraded");

@@ -1,7 +1,10 @@
 //! `Ledger` on DynamoDB: one item per (table, source object), key `pk` =
 //! `<table>|<source id>`, with `state` (`pending`/`committed`), `snapshot_id` (the last mark)
 //! and `pending_ids` (a number set of every pending mark, which accumulate); quarantine
-//! records live in the same table under `quarantine|<source id>`.
+//! records live in the same table under `quarantine|<source id>`. Per table, the item
+//! `pending-snapshots|<table>` holds the number set `ids` of snapshot ids that pending records
+//! name: a mark is added before its source records and removed once they are committed, so the
+//! set always covers every pending record (snapshot expiry reads it; a scan would not scale).
 
 use std::collections::HashMap;
 
@@ -28,6 +31,7 @@ fn pk(table: &TableIdent, id: &str) -> String {
 }
 
 const QUARANTINE: &str = "quarantine|";
+const PENDING_INDEX: &str = "pending-snapshots|";
 
 impl DynamoDbLedger {
     /// The ledger in DynamoDB table `table`.
@@ -40,8 +44,25 @@ impl DynamoDbLedger {
         ensure_dynamodb_table(&self.client, &self.table, "pk", None, None).await
     }
 
+    /// Adds (`ADD`) or removes (`DELETE`) a snapshot id in the table's pending index.
+    async fn index(&self, table: &TableIdent, snapshot_id: i64, op: &str) -> Result<(), PortError> {
+        self.client
+            .update_item()
+            .table_name(&self.table)
+            .key("pk", s(format!("{PENDING_INDEX}{table}")))
+            .update_expression(format!("{op} ids :id"))
+            .expression_attribute_values(":id", AttributeValue::Ns(vec![snapshot_id.to_string()]))
+            .send()
+            .await
+            .map_err(|e| error::map("ledger pending index", e))?;
+        Ok(())
+    }
+
     async fn record(&self, table: &TableIdent, ids: &[String], snapshot_id: i64, state: &str) -> Result<(), PortError> {
         let pending = state == "pending";
+        if pending {
+            self.index(table, snapshot_id, "ADD").await?;
+        }
         for id in ids {
             let update = self.client.update_item().table_name(&self.table).key("pk", s(pk(table, id)));
             let update = if pending {
@@ -134,7 +155,22 @@ impl Ledger for DynamoDbLedger {
     }
 
     async fn record_committed(&self, table: &TableIdent, ids: &[String], snapshot_id: i64) -> Result<(), PortError> {
-        self.record(table, ids, snapshot_id, "committed").await
+        self.record(table, ids, snapshot_id, "committed").await?;
+        self.index(table, snapshot_id, "DELETE").await
+    }
+
+    async fn pending_snapshots(&self, table: &TableIdent) -> Result<std::collections::BTreeSet<i64>, PortError> {
+        let got = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key("pk", s(format!("{PENDING_INDEX}{table}")))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| error::map("ledger pending index", e))?;
+        let ids = got.item().and_then(|i| i.get("ids")).and_then(|v| v.as_ns().ok());
+        Ok(ids.into_iter().flatten().filter_map(|n| n.parse().ok()).collect())
     }
 
     async fn quarantine(&self, r: QuarantineRecord) -> Result<(), PortError> {

@@ -107,6 +107,21 @@ impl Ledger for SqliteLedger {
         tx.commit().map_err(|e| sql_err("commit", e))
     }
 
+    async fn pending_snapshots(&self, table: &TableIdent) -> Result<std::collections::BTreeSet<i64>, PortError> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare_cached(
+                "SELECT DISTINCT p.snapshot_id FROM ledger_pending p JOIN ledger l
+                   ON l.table_name = p.table_name AND l.source_id = p.source_id
+                 WHERE p.table_name = ?1 AND l.state = 'pending'",
+            )
+            .map_err(|e| sql_err("pending snapshots", e))?;
+        let rows = st
+            .query_map(params![table.to_string()], |r| r.get::<_, i64>(0))
+            .map_err(|e| sql_err("pending snapshots", e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| sql_err("pending snapshots", e))
+    }
+
     async fn record_committed(&self, table: &TableIdent, ids: &[String], snapshot_id: i64) -> Result<(), PortError> {
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(|e| sql_err("begin", e))?;

@@ -56,8 +56,8 @@ impl Committer {
             self.ports.ledger.record_pending(table, &sources, snapshot_id).await?;
             let extra = [("floe.source-objects", sources.len().to_string())];
             let store = self.ports.store.clone();
-            let plan =
-                plan_snapshot(store.as_ref(), &state, manifests, Change::append(files), snapshot_id, &extra).await?;
+            let change = Change { expire: self.expiring(table, &state).await?, ..Change::append(files) };
+            let plan = plan_snapshot(store.as_ref(), &state, manifests, change, snapshot_id, &extra).await?;
             match self.publish(table, &state, &plan, lease, attempt).await? {
                 Landing::Landed => {
                     self.ports.ledger.record_committed(table, &sources, snapshot_id).await?;

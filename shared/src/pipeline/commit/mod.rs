@@ -25,6 +25,7 @@ use crate::config::EngineConfig;
 use crate::fault::FaultPoint;
 use crate::message::{CommitRequest, FileManifest, RewriteRequest, SourceRef};
 use crate::ports::{Lease, Message, Pointer, Ports};
+use crate::table::maintain::{EXPIRE_BATCH, ExpiryPolicy, gc_enabled};
 use crate::table::{Manifests, SnapshotPlan, TableState, load_table};
 use crate::{Error, PortError, Result, TableIdent};
 
@@ -346,6 +347,14 @@ impl Committer {
                 self.ports.faults.hit(FaultPoint::CommitterAfterPointerSwap).await;
                 let state = TableState { pointer, metadata: plan.metadata.clone() };
                 self.cache.insert(table.clone(), Cached { state, manifests: Some(plan.manifests.clone()) });
+                if gc_enabled(&plan.metadata) {
+                    match plan.cleanup.run(self.ports.store.as_ref()).await {
+                        Ok(n) => self.ports.metrics.count("files_deleted", n as u64),
+                        Err(e) => {
+                            warn!(%table, error = %e, "files of expired snapshots not all deleted; the orphan sweep will")
+                        }
+                    }
+                }
                 if delete_after_commit(&plan.metadata) {
                     for old in &plan.expired_metadata {
                         if let Err(e) = self.ports.store.delete(old).await {
@@ -369,6 +378,20 @@ impl Committer {
                 Err(e.into())
             }
         }
+    }
+
+    /// Snapshots to expire with the next commit: past the table's policy, less every snapshot a
+    /// pending ledger record names (the exactly-once check needs it). None until
+    /// [`EXPIRE_BATCH`] are due, so the ledger is read once per batch of expiries.
+    async fn expiring(&self, table: &TableIdent, state: &TableState) -> Result<Vec<i64>> {
+        let policy = ExpiryPolicy::of(&state.metadata);
+        let mut due = policy.candidates(&state.metadata, chrono::Utc::now().timestamp_millis());
+        if due.len() < EXPIRE_BATCH {
+            return Ok(vec![]);
+        }
+        let pending = self.ports.ledger.pending_snapshots(table).await?;
+        due.retain(|id| !pending.contains(id));
+        Ok(due)
     }
 
     fn out_of_attempts(&self, table: &TableIdent) -> Error {

@@ -52,6 +52,7 @@ impl Committer {
                 added: files,
                 removed: request.removed.iter().cloned().collect(),
                 data_sequence_number: Some(request.data_sequence_number),
+                expire: self.expiring(table, &state).await?,
             };
             let snapshot_id = fresh_snapshot_id(&state);
             let extra = [(TASK_PROPERTY, request.task_id.clone()), ("floe.level", request.level.to_string())];
@@ -133,7 +134,12 @@ fn judge(state: &TableState, manifests: &Manifests, request: &RewriteRequest) ->
     let added_live = request.added.iter().filter(|f| live.contains_key(f.path.as_str())).count();
     let missing: Vec<&str> = removed.iter().copied().filter(|p| !live.contains_key(p)).collect();
     if !missing.is_empty() {
-        let orphans = request.added.iter().filter(|f| !live.contains_key(f.path.as_str())).map(|f| f.path.clone());
+        // Its added files are deleted only while the history reaches back to its plan: had it
+        // landed, its snapshot would then still be there to say so (checked above). Otherwise
+        // they are left to the orphan sweep, which checks every kept snapshot.
+        let recent = meta.snapshot_by_id(request.planned_snapshot_id).is_some();
+        let orphans =
+            request.added.iter().filter(|f| recent && !live.contains_key(f.path.as_str())).map(|f| f.path.clone());
         let reason = Error::NotLive { files: missing.iter().map(|p| p.to_string()).collect() }.to_string();
         return Verdict::Stale { reason, orphans: orphans.collect() };
     }

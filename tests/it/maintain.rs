@@ -1,0 +1,157 @@
+//! Maintenance by the committer: manifests merged, snapshots expired (never one a pending ledger
+//! record names), old metadata files and unreachable data files deleted — and every kept snapshot
+//! still readable, with every file it names still there.
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use floe::adapters::local;
+use floe::config::TableConfig;
+use floe::pipeline::commit::{Committer, MessageResult};
+use floe::pipeline::compact::CompactOptions;
+use floe::pipeline::create::ensure_table;
+use floe::pipeline::ingest::{IngestOptions, compact_and_commit, ingest};
+use floe::pipeline::write::write;
+use floe::ports::Ports;
+use floe::table::{Manifests, WriterTable, load_table};
+use iceberg::spec::{Manifest, ManifestList};
+
+use crate::commit::DiesAfterSwap;
+use crate::common::*;
+
+/// Aggressive maintenance: merge past 4 manifests, keep 3 snapshots, no age, 5 old metadata files.
+fn maintained(name: &str) -> TableConfig {
+    let mut cfg = events_table(name);
+    for (k, v) in [
+        ("commit.manifest.min-count-to-merge", "4"),
+        ("history.expire.max-snapshot-age-ms", "0"),
+        ("history.expire.min-snapshots-to-keep", "3"),
+        ("write.metadata.previous-versions-max", "5"),
+    ] {
+        cfg.properties.insert(k.into(), v.into());
+    }
+    cfg
+}
+
+/// Every object under the table location, as paths relative to it.
+fn files_on_disk(h: &Harness, cfg: &TableConfig, sub: &str) -> BTreeSet<String> {
+    let root = h.dir.path().join("wh").join(format!("{}.db", cfg.table.namespace)).join(&cfg.table.name).join(sub);
+    let mut out = BTreeSet::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.insert(local::path_to_uri(&e.path()));
+            }
+        }
+    }
+    out
+}
+
+/// Every data file and manifest any kept snapshot names; each must exist and parse.
+async fn reachable(ports: &Ports, cfg: &TableConfig) -> (HashSet<String>, HashSet<String>) {
+    let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    let (mut data, mut meta) = (HashSet::new(), HashSet::new());
+    for snap in state.metadata.snapshots() {
+        meta.insert(snap.manifest_list().to_string());
+        let list = ports.store.get(snap.manifest_list()).await.expect("a kept snapshot's manifest list exists");
+        for mf in ManifestList::parse_with_version(&list, state.metadata.format_version()).unwrap().entries() {
+            meta.insert(mf.manifest_path.clone());
+            let m = Manifest::parse_avro(&ports.store.get(&mf.manifest_path).await.expect("manifest exists")).unwrap();
+            for e in m.entries().iter().filter(|e| e.is_alive()) {
+                ports.store.head(e.file_path()).await.expect("a file a kept snapshot names exists");
+                data.insert(e.file_path().to_string());
+            }
+        }
+    }
+    (data, meta)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maintenance_keeps_metadata_bounded_and_deletes_what_no_snapshot_reaches() {
+    let h = Harness::new();
+    let cfg = maintained("ev.maintained");
+    let opts = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
+    let compaction = CompactOptions { min_files: 3, parallelism: 2, ..Default::default() };
+    let mut all = vec![];
+    let mut sizes = vec![];
+    for round in 0..30u64 {
+        let objects = h.events(&format!("r{round}"), 1, 60, 300 + round, 0.0).await;
+        all.extend(source_event_ids(&objects));
+        ingest(&h.engine, &h.ports, &cfg, &h.warehouse, objects, &opts).await.expect("ingest");
+        if round % 5 == 4 {
+            compact_and_commit(&h.engine, &h.ports, &cfg.table, &compaction, Duration::from_secs(60)).await.unwrap();
+        }
+        let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+        let mut reads = 0;
+        let manifests = Manifests::load(h.ports.store.as_ref(), &state.metadata, &mut reads).await.unwrap();
+        assert!(manifests.list.len() <= 5, "round {round}: {} manifests", manifests.list.len());
+        let snapshots = state.metadata.snapshots().len();
+        assert!(snapshots <= 3 + floe::table::maintain::EXPIRE_BATCH + 1, "round {round}: {snapshots} snapshots");
+        let metadata_files =
+            files_on_disk(&h, &cfg, "metadata").iter().filter(|f| f.ends_with(".metadata.json")).count();
+        assert!(metadata_files <= 7, "round {round}: {metadata_files} metadata.json files");
+        sizes.push(h.ports.store.get(&state.pointer.metadata_location).await.unwrap().len());
+        let ids = contents(&h.ports, &cfg.table).await.event_ids();
+        assert_eq!(counts(&ids).len(), counts(&all).len(), "round {round}: every key");
+    }
+    assert!(sizes[29] < sizes[12] * 3 / 2, "metadata.json stays flat: {sizes:?}");
+    // Nothing on disk that no kept snapshot reaches, beyond the snapshots still to expire: every
+    // data file removed by a compaction whose ancestors all expired is gone.
+    let (data, meta) = reachable(&h.ports, &cfg).await;
+    let on_disk = files_on_disk(&h, &cfg, "data");
+    let garbage: Vec<&String> = on_disk.iter().filter(|f| !data.contains(*f)).collect();
+    let live_now = contents(&h.ports, &cfg.table).await.files.len();
+    assert!(garbage.len() <= 3 * 10, "{} unreachable data files left ({} live)", garbage.len(), live_now);
+    let lists = files_on_disk(&h, &cfg, "metadata").into_iter().filter(|f| f.contains("/snap-")).count();
+    assert!(lists <= meta.len(), "manifest lists of expired snapshots are deleted: {lists} on disk");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_a_pending_record_names_is_not_expired() {
+    let h = Harness::new();
+    let cfg = maintained("ev.pending");
+    let inputs = h.events("in", 1, 100, 77, 0.0).await;
+    let (state, _) = ensure_table(&h.ports, &h.engine, &cfg, &h.warehouse, &inputs).await.unwrap();
+    let t = WriterTable::from_metadata(&cfg.table, &state.metadata).unwrap();
+    write(&h.engine, &h.ports, &t, inputs.clone()).await.unwrap();
+    let msgs = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
+    // The committer dies between its swap and its ledger update: the records stay pending.
+    let mut dying = h.ports.clone();
+    dying.ledger = Arc::new(DiesAfterSwap { inner: h.ports.ledger.clone(), armed: AtomicBool::new(true) });
+    let out = Committer::new(h.engine.clone(), dying).commit(&msgs).await;
+    assert!(matches!(out.results[0].1, MessageResult::Retry { .. }));
+    let pending_snap = contents_snapshot(&h, &cfg).await;
+    // Many commits later, with a policy that would expire it long ago...
+    let opts = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
+    for round in 0..20u64 {
+        let more = h.events(&format!("m{round}"), 1, 20, 900 + round, 0.0).await;
+        ingest(&h.engine, &h.ports, &cfg, &h.warehouse, more, &opts).await.unwrap();
+    }
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    assert!(state.metadata.snapshots().len() < 15, "other snapshots expired");
+    assert!(state.metadata.snapshot_by_id(pending_snap).is_some(), "the snapshot the pending records name is kept");
+    // ...the redelivered manifest is recognised as committed: its rows are in the table once.
+    let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&msgs).await;
+    assert_eq!(out.results[0].1, MessageResult::Duplicate, "{:?}", out.results);
+    let ids = contents(&h.ports, &cfg.table).await.event_ids();
+    for id in source_event_ids(&inputs) {
+        assert_eq!(ids.iter().filter(|x| **x == id).count(), 1, "{id} once");
+    }
+    // Healed, it expires like any other.
+    for round in 0..12u64 {
+        let more = h.events(&format!("n{round}"), 1, 20, 950 + round, 0.0).await;
+        ingest(&h.engine, &h.ports, &cfg, &h.warehouse, more, &opts).await.unwrap();
+    }
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    assert!(state.metadata.snapshot_by_id(pending_snap).is_none(), "expired once no record needs it");
+}
+
+async fn contents_snapshot(h: &Harness, cfg: &TableConfig) -> i64 {
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    state.metadata.current_snapshot_id().expect("a snapshot")
+}
