@@ -51,12 +51,12 @@ bench: build
 bench-memory: build venv
 	$(VENV)/bin/python tests/bench/memory.py --floe $(FLOE) $(MEMORY_ARGS)
 
-# Deployable Lambda binaries (floe-writer, floe-committer) under target/lambda/: stripped and
+# Deployable Lambda binaries (floe-writer, floe-committer, floe-compactor) under target/lambda/: stripped and
 # without line tables (smaller to upload, faster to cold-start).
 lambda: venv
 	@command -v cargo-lambda >/dev/null || $(VENV)/bin/pip install --quiet cargo-lambda==1.9.2
 	CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
-		PATH="$(abspath $(VENV))/bin:$$PATH" cargo lambda build --release -p floe-writer-fn -p floe-committer-fn
+		PATH="$(abspath $(VENV))/bin:$$PATH" cargo lambda build --release -p floe-writer-fn -p floe-committer-fn -p floe-compactor-fn
 
 lint:
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

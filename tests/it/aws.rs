@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{Event, NotificationConfiguration, QueueConfiguration};
 use aws_sdk_sqs::types::QueueAttributeName;
+use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor};
 use floe::adapters::aws::lambda::{Router, WriterEnv, handle_committer, handle_writer};
 use floe::adapters::aws::{self, AwsSettings, Catalog, Clients, SqsQueue};
 use floe::config::EngineConfig;
@@ -247,7 +248,25 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
     env.delete_all(&env.settings.commit_queue_url, &receipts).await;
 
+    // The compactor function (a full compaction), then the committer over its rewrite requests.
     let table: floe::TableIdent = table_name.parse().unwrap();
+    let mut compactor_env = CompactorEnv::from_lookup(|_| None).expect("compactor env");
+    compactor_env.tables = vec![table.clone()];
+    compactor_env.options.full = true;
+    let tick = serde_json::from_str(include_str!("../../events/compactor/scheduled.json")).expect("sample event");
+    let runs = handle_compactor(&compactor_env, &ports, tick).await.expect("compactor");
+    assert_eq!(runs.len(), 1);
+    let (event, receipts) = env.sqs_event(&env.settings.commit_queue_url, runs[0].tasks, Duration::from_secs(10)).await;
+    let ev: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).expect("sqs event");
+    let response = handle_committer(&committer, &queue, &requeue, ev).await;
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+    let after = contents(&ports, &table).await;
+    assert!(runs[0].tasks > 0, "{runs:?}");
+    for (path, _, _) in &after.files {
+        assert!(path.rsplit('/').next().unwrap_or_default().starts_with("L2-"), "every file compacted: {path}");
+    }
+
     let c = contents(&ports, &table).await;
     let ids = c.event_ids();
     assert_eq!(ids.len(), rows, "every row of every good object, once");

@@ -1,9 +1,11 @@
 //! The crash-point suite on the emulator: real bucket notifications, real SQS visibility
 //! timeouts and redelivery, the Lambda handlers, and a stand-in for Lambda's SQS event source
 //! mapping (poll a batch, invoke, delete what the handler did not report as failed; when the
-//! invocation dies, delete nothing and start a fresh "container"). For each fault point the
-//! role is killed there once; the pump runs until both queues are empty; then the table, its
-//! files and the quarantine are checked.
+//! invocation dies, delete nothing and start a fresh "container"). Once both queues are empty
+//! the compactor function gets two scheduled ticks (a full compaction), whose rewrite requests
+//! the pump commits. For each fault point the role is killed there once; the pump runs until
+//! the queues are empty after the last tick; then the table, its files and the quarantine are
+//! checked.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
+use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor};
 use floe::adapters::aws::lambda::{Router, WriterEnv, handle_committer, handle_writer};
 use floe::adapters::aws::{self, Catalog, SqsQueue};
 use floe::config::EngineConfig;
@@ -188,6 +191,10 @@ async fn run_on_the_emulator(faults: Faults, transient: Option<&Arc<Dice>>) -> (
     let ingest = Mapping { env: &env, url: ingest_url.clone() };
     let commits = Mapping { env: &env, url: env.settings.commit_queue_url.clone() };
     let mut committer = cold_committer(&engine, &ports);
+    let mut compactor_env = CompactorEnv::from_lookup(|_| None).expect("compactor env");
+    compactor_env.options.full = true;
+    let compactor_env = Arc::new(compactor_env);
+    let mut ticks = 0;
 
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut crashes = 0;
@@ -221,7 +228,22 @@ async fn run_on_the_emulator(faults: Faults, transient: Option<&Arc<Dice>>) -> (
         }
         if idle {
             if ingest.depth().await == 0 && commits.depth().await == 0 {
-                break;
+                if ticks == 2 {
+                    break;
+                }
+                // A scheduled compactor tick.
+                ticks += 1;
+                let (ce, p) = (compactor_env.clone(), ports.clone());
+                let tick = serde_json::json!({"detail-type": "Scheduled Event", "detail": {}});
+                match tokio::spawn(async move { handle_compactor(&ce, &p, tick).await }).await {
+                    Ok(Ok(runs)) => assert!(ticks == 2 || runs[0].planned > 0, "the first tick has work: {runs:?}"),
+                    Ok(Err(e)) => eprintln!("compactor invocation failed: {e}"),
+                    Err(e) => {
+                        assert!(crash_point(e.into_panic().as_ref()).is_some(), "only an armed point crashes");
+                        crashes += 1;
+                    }
+                }
+                continue;
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }

@@ -167,7 +167,12 @@ pub async fn compact(
         });
     }
     while let Some(joined) = set.join_next().await {
-        let outcome = joined.map_err(|e| Error::Internal(format!("compaction task failed: {e}")))??;
+        let outcome = match joined {
+            Ok(outcome) => outcome?,
+            // A task that panicked takes the run down with it, as it would a process.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => return Err(Error::Internal(format!("compaction task failed: {e}"))),
+        };
         report.tasks += 1;
         let t = &mut report.totals;
         t.inputs += outcome.inputs;

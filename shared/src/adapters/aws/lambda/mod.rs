@@ -1,6 +1,9 @@
 //! What the Lambda functions share: S3 notifications (inside SQS messages, or a direct S3
 //! event) turned into source objects, routing to tables, and results turned into SQS partial
-//! batch responses. The handlers in `functions/` only wire these to `lambda_runtime`.
+//! batch responses. The handlers in `functions/` only wire these to `lambda_runtime`; the
+//! compactor's glue is in [`compactor`].
+
+pub mod compactor;
 
 use std::collections::BTreeMap;
 

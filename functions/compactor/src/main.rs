@@ -1,0 +1,41 @@
+//! `floe-compactor` Lambda (on a schedule): plans each table's LSM merges from its metadata,
+//! runs the tasks on the function's cores, and sends rewrite requests to the commit queue for the
+//! committer. It never writes table metadata.
+
+use floe::adapters::aws::lambda::compactor::{CompactorEnv, TableRun, handle_compactor};
+use floe::adapters::aws::{ColdStart, cold_start};
+use lambda_runtime::{Error, LambdaEvent, service_fn};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let ColdStart { ports, .. } = cold_start().await?;
+    let env = CompactorEnv::from_lookup(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
+    let (env, ports) = (&env, &ports);
+    lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| async move {
+        Ok::<Vec<TableRun>, Error>(handle_compactor(env, ports, ev.payload).await?)
+    }))
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor};
+
+    /// The sample events drive the handler on a local warehouse with no table: the scheduled
+    /// tick compacts the environment's table, the full one names its own; both report the table
+    /// missing (and would compact it if it were there).
+    #[tokio::test]
+    async fn the_sample_events_name_the_tables_to_compact() {
+        let dir = tempfile::tempdir().unwrap();
+        let ports = floe::adapters::local::ports(dir.path()).unwrap();
+        let env = CompactorEnv::from_lookup(|k| (k == "FLOE_DEFAULT_TABLE").then(|| "web.clicks".to_string())).unwrap();
+        for (sample, table) in [
+            (include_str!("../../../events/compactor/scheduled.json"), "web.clicks"),
+            (include_str!("../../../events/compactor/full-compaction.json"), "default.events"),
+        ] {
+            let ev: serde_json::Value = serde_json::from_str(sample).unwrap();
+            let err = handle_compactor(&env, &ports, ev).await.unwrap_err().to_string();
+            assert!(err.contains(table) && err.contains("does not exist"), "{err}");
+        }
+    }
+}
