@@ -2,7 +2,9 @@
 //! small files, some bad, ingested over and over in random subsets with duplicates, random
 //! batch shapes, a random crash point armed in some rounds, transient faults in every port,
 //! a rival process ingesting an overlapping subset at the same time in some rounds (two
-//! committers, overlapping writer batches), and commit messages delivered twice. Then one clean run to quiescence, and the exact check.
+//! committers, overlapping writer batches), a compactor running at the same time in some rounds,
+//! and commit messages delivered twice. Then clean runs to quiescence, a full compaction, and
+//! the exact check.
 //! The seed is printed; `FLOE_TEST_SEED=<seed>` replays the same choices.
 
 use std::collections::BTreeSet;
@@ -11,7 +13,8 @@ use std::time::{Duration, Instant};
 use floe::adapters::local;
 use floe::config::EngineConfig;
 use floe::fault::{FaultPoint, Faults};
-use floe::pipeline::ingest::{IngestOptions, ingest};
+use floe::pipeline::compact::CompactOptions;
+use floe::pipeline::ingest::{IngestOptions, compact_and_commit, ingest};
 use floe::ports::{ObjectMeta, Ports, RetryPolicy};
 use floe::sample::{self, Corruption};
 use floe::testing::flaky::{Dice, flaky};
@@ -96,9 +99,18 @@ async fn randomized_soak_of_crashes_duplicates_and_transient_faults() {
             let opts = IngestOptions { writers: 1, batch_objects: 5, visibility: LEASE, ..IngestOptions::default() };
             tokio::spawn(async move { ingest(&engine(), &ports, &t, &wh, other, &opts).await })
         });
+        // Sometimes the compactor too, on the same (faulty) ports, while ingest runs.
+        let compactor = rng.random_bool(0.4).then(|| {
+            let (t, p) = (table.table.clone(), ports.clone());
+            let opts = CompactOptions { min_files: rng.random_range(2..=4), parallelism: 2, ..CompactOptions::default() };
+            tokio::spawn(async move { compact_and_commit(&engine(), &p, &t, &opts, LEASE).await })
+        });
         let (t, wh, p) = (table.clone(), h.warehouse.clone(), ports.clone());
         let run = tokio::spawn(async move { ingest(&engine(), &p, &t, &wh, pick, &opts).await }).await;
         crashed += usize::from(!matches!(run, Ok(Ok(_))));
+        if let Some(compactor) = compactor {
+            crashed += usize::from(!matches!(compactor.await, Ok(Ok(_))));
+        }
         if let Some(rival) = rival {
             crashed += usize::from(!matches!(rival.await, Ok(Ok(_))));
         }
@@ -118,6 +130,10 @@ async fn randomized_soak_of_crashes_duplicates_and_transient_faults() {
         }
         tokio::time::sleep(LEASE + Duration::from_millis(50)).await;
     }
+    let full = CompactOptions { full: true, ..CompactOptions::default() };
+    compact_and_commit(&engine(), &clean, &table.table, &full, LEASE)
+        .await
+        .unwrap_or_else(|e| panic!("seed {seed}: the final compaction failed: {e}"));
     eprintln!("soak: {rounds} rounds, {crashed} ended by a crash or an exhausted retry, seed {seed}");
     let v = verify(&clean, &table.table, &expected, &bad).await;
     assert!(v.ok(), "seed {seed}: {}", v.detail);
