@@ -102,7 +102,8 @@ async fn randomized_soak_of_crashes_duplicates_and_transient_faults() {
         // Sometimes the compactor too, on the same (faulty) ports, while ingest runs.
         let compactor = rng.random_bool(0.4).then(|| {
             let (t, p) = (table.table.clone(), ports.clone());
-            let opts = CompactOptions { min_files: rng.random_range(2..=4), parallelism: 2, ..CompactOptions::default() };
+            let opts =
+                CompactOptions { min_files: rng.random_range(2..=4), parallelism: 2, ..CompactOptions::default() };
             tokio::spawn(async move { compact_and_commit(&engine(), &p, &t, &opts, LEASE).await })
         });
         let (t, wh, p) = (table.clone(), h.warehouse.clone(), ports.clone());

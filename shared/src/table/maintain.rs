@@ -61,6 +61,11 @@ impl ExpiryPolicy {
             return vec![];
         }
         let named = named_snapshots(meta);
+        if named.iter().any(|id| Some(*id) != meta.current_snapshot_id()) {
+            // Branches or tags (another tool's): history is not one line, and what a snapshot
+            // dropped may still be reachable from them. Expire nothing; Floe does not manage them.
+            return vec![];
+        }
         let mut snaps: Vec<(i64, i64, i64)> =
             meta.snapshots().map(|s| (s.sequence_number(), s.timestamp_ms(), s.snapshot_id())).collect();
         snaps.sort_unstable();
@@ -85,6 +90,22 @@ fn named_snapshots(meta: &TableMetadata) -> HashSet<i64> {
         // Refs unknown: every snapshot counts as named, so none expires.
         _ => meta.snapshots().map(|s| s.snapshot_id()).collect(),
     }
+}
+
+/// Whether snapshot `id` has `ancestor` in its line of parents (or is it).
+fn descends(meta: &TableMetadata, id: i64, ancestor: i64) -> bool {
+    let floor = meta.snapshot_by_id(ancestor).map_or(i64::MAX, |s| s.sequence_number());
+    let mut at = meta.snapshot_by_id(id);
+    while let Some(s) = at {
+        if s.snapshot_id() == ancestor {
+            return true;
+        }
+        if s.sequence_number() <= floor {
+            return false;
+        }
+        at = s.parent_snapshot_id().and_then(|p| meta.snapshot_by_id(p));
+    }
+    false
 }
 
 /// Whether the table allows deleting files (Iceberg's `gc.enabled`, default true).
@@ -125,19 +146,19 @@ pub struct Cleanup {
 }
 
 impl Cleanup {
-    /// What expiring `expired` from `meta` makes unreachable: their manifest lists, and the
-    /// dropped records of expired snapshots with no kept snapshot older than them.
+    /// What expiring `expired` from `meta` (whose current snapshot becomes the new snapshot's
+    /// parent) makes unreachable: their manifest lists, and the dropped records of expired
+    /// snapshots that every kept snapshot descends from (after a rollback, a kept snapshot may
+    /// descend from an older one and still reach what a later one dropped: such a record is left,
+    /// for the orphan sweep).
     pub fn of(meta: &TableMetadata, expired: &[i64]) -> Self {
         let gone: HashSet<i64> = expired.iter().copied().collect();
-        let oldest_kept =
-            meta.snapshots().filter(|s| !gone.contains(&s.snapshot_id())).map(|s| s.sequence_number()).min();
+        let kept: Vec<i64> = meta.snapshots().map(|s| s.snapshot_id()).filter(|id| !gone.contains(id)).collect();
         let mut out = Cleanup::default();
         for s in meta.snapshots().filter(|s| gone.contains(&s.snapshot_id())) {
             out.manifest_lists.push(s.manifest_list().to_string());
-            let unreachable = oldest_kept.is_none_or(|kept| s.sequence_number() < kept);
-            if let Some(record) = s.summary().additional_properties.get(DROPPED_PROPERTY)
-                && unreachable
-            {
+            let Some(record) = s.summary().additional_properties.get(DROPPED_PROPERTY) else { continue };
+            if kept.iter().all(|k| descends(meta, *k, s.snapshot_id())) {
                 out.dropped_records.push(record.clone());
             }
         }

@@ -170,7 +170,8 @@ pub async fn plan_snapshot(
     };
     let merge = MergePolicy::of(meta);
     let seq = meta.next_sequence_number();
-    if !change.removed.is_empty() || merge.due(manifests.list.len() + 1) {
+    let new_specs = change.added.iter().map(|(s, _)| *s).collect::<HashSet<i32>>().len();
+    if !change.removed.is_empty() || merge.due(manifests.list.len() + new_specs) {
         manifests.read_contents(store, &mut reads).await?;
     }
     let mut summary = SnapshotSummaryCollector::default();
@@ -377,8 +378,11 @@ impl MergePolicy {
                 into.push(e);
             }
         }
-        let mut merged: Vec<Slot> =
-            merged.into_iter().map(|(spec_id, entries)| Slot::New { spec_id, entries }).collect();
+        let mut merged: Vec<Slot> = merged
+            .into_iter()
+            .filter(|(_, entries)| !entries.is_empty()) // only old DELETED entries: nothing to write
+            .map(|(spec_id, entries)| Slot::New { spec_id, entries })
+            .collect();
         merged.sort_by_key(Slot::spec_id);
         merged.append(&mut out);
         Ok(merged)
@@ -471,16 +475,25 @@ fn summary_properties(
     let mut props = summary.build();
     let parent = meta.current_snapshot().map(|p| p.summary().additional_properties.clone()).unwrap_or_default();
     let num = |m: &HashMap<String, String>, k: &str| -> i64 { m.get(k).and_then(|v| v.parse().ok()).unwrap_or(0) };
+    // A parent (written by another engine) without totals: unknown totals are left out, as
+    // Iceberg Java does, rather than counted from zero.
+    let known = meta.current_snapshot().is_none() || parent.contains_key("total-records");
     for (total, added, removed) in [
         ("total-records", "added-records", "deleted-records"),
         ("total-data-files", "added-data-files", "deleted-data-files"),
         ("total-files-size", "added-files-size", "removed-files-size"),
     ] {
         let value = num(&parent, total) + num(&props, added) - num(&props, removed);
-        props.insert(total.into(), value.max(0).to_string());
+        if known && value >= 0 {
+            props.insert(total.into(), value.to_string());
+        }
     }
     for total in ["total-delete-files", "total-position-deletes", "total-equality-deletes"] {
-        props.insert(total.into(), parent.get(total).cloned().unwrap_or_else(|| "0".into()));
+        match parent.get(total) {
+            Some(v) => props.insert(total.into(), v.clone()),
+            None if meta.current_snapshot().is_none() => props.insert(total.into(), "0".into()),
+            None => None,
+        };
     }
     for (k, v) in extra {
         props.insert(k.to_string(), v.clone());

@@ -1,10 +1,16 @@
 //! `Ledger` on DynamoDB: one item per (table, source object), key `pk` =
 //! `<table>|<source id>`, with `state` (`pending`/`committed`), `snapshot_id` (the last mark)
 //! and `pending_ids` (a number set of every pending mark, which accumulate); quarantine
-//! records live in the same table under `quarantine|<source id>`. Per table, the item
-//! `pending-snapshots|<table>` holds the number set `ids` of snapshot ids that pending records
-//! name: a mark is added before its source records and removed once they are committed, so the
-//! set always covers every pending record (snapshot expiry reads it; a scan would not scale).
+//! records live in the same table under `quarantine|<source id>`.
+//!
+//! Per table, the item `pending-snapshots|<table>` indexes the snapshot ids that pending records
+//! name (snapshot expiry reads it; a scan would not scale): the number set `ids`, and per id a
+//! count `n_<id>` of sources that may still be pending under it. A mark is counted before its
+//! source records are written (a retried call counts twice, which only keeps an id longer); when
+//! a source moves from pending to committed, every mark it carried is counted down, and an id
+//! whose count reaches zero leaves the set. So the set always covers every pending record,
+//! whichever message heals which source, and ids of attempts that never landed leave it once
+//! their sources are committed by another.
 
 use std::collections::HashMap;
 
@@ -44,25 +50,53 @@ impl DynamoDbLedger {
         ensure_dynamodb_table(&self.client, &self.table, "pk", None, None).await
     }
 
-    /// Adds (`ADD`) or removes (`DELETE`) a snapshot id in the table's pending index.
-    async fn index(&self, table: &TableIdent, snapshot_id: i64, op: &str) -> Result<(), PortError> {
-        self.client
+    /// Counts `delta` sources up or down under `snapshot_id` in the table's pending index; an id
+    /// whose count reaches zero leaves the set.
+    async fn count(&self, table: &TableIdent, snapshot_id: i64, delta: i64) -> Result<(), PortError> {
+        let key = s(format!("{PENDING_INDEX}{table}"));
+        let id = AttributeValue::Ns(vec![snapshot_id.to_string()]);
+        let got = self
+            .client
             .update_item()
             .table_name(&self.table)
-            .key("pk", s(format!("{PENDING_INDEX}{table}")))
-            .update_expression(format!("{op} ids :id"))
-            .expression_attribute_values(":id", AttributeValue::Ns(vec![snapshot_id.to_string()]))
+            .key("pk", key.clone())
+            .update_expression("ADD ids :id, #n :d")
+            .expression_attribute_names("#n", format!("n_{snapshot_id}"))
+            .expression_attribute_values(":id", id.clone())
+            .expression_attribute_values(":d", AttributeValue::N(delta.to_string()))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedNew)
             .send()
             .await
             .map_err(|e| error::map("ledger pending index", e))?;
+        let left = got.attributes().and_then(|a| a.get(&format!("n_{snapshot_id}"))).and_then(|v| v.as_n().ok());
+        if left.and_then(|n| n.parse::<i64>().ok()).is_some_and(|n| n <= 0) {
+            let r = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .key("pk", key)
+                .update_expression("DELETE ids :id REMOVE #n")
+                .condition_expression("#n <= :zero")
+                .expression_attribute_names("#n", format!("n_{snapshot_id}"))
+                .expression_attribute_values(":id", id)
+                .expression_attribute_values(":zero", AttributeValue::N("0".into()))
+                .send()
+                .await;
+            match r.map_err(|e| error::map("ledger pending index", e)) {
+                Ok(_) | Err(PortError::Conflict(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
         Ok(())
     }
 
     async fn record(&self, table: &TableIdent, ids: &[String], snapshot_id: i64, state: &str) -> Result<(), PortError> {
         let pending = state == "pending";
         if pending {
-            self.index(table, snapshot_id, "ADD").await?;
+            self.count(table, snapshot_id, ids.len() as i64).await?;
         }
+        // Every mark carried by a source that moved from pending to committed, with how many.
+        let mut settled: HashMap<i64, i64> = HashMap::new();
         for id in ids {
             let update = self.client.update_item().table_name(&self.table).key("pk", s(pk(table, id)));
             let update = if pending {
@@ -78,14 +112,27 @@ impl DynamoDbLedger {
                 .expression_attribute_values(":s", s(state))
                 .expression_attribute_values(":snap", AttributeValue::N(snapshot_id.to_string()))
                 .expression_attribute_values(":pending", s("pending"))
+                .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
                 .send()
                 .await;
-            if let Err(e) = r {
-                match error::map("ledger", e) {
+            match r {
+                Ok(out) if !pending => {
+                    let old = out.attributes().cloned().unwrap_or_default();
+                    let marks = old.get("pending_ids").and_then(|v| v.as_ns().ok()).into_iter().flatten();
+                    let marks: std::collections::BTreeSet<i64> = marks.filter_map(|n| n.parse().ok()).collect();
+                    for m in marks {
+                        *settled.entry(m).or_default() += 1;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => match error::map("ledger", e) {
                     PortError::Conflict(_) => {} // already committed: never downgraded
                     other => return Err(other),
-                }
+                },
             }
+        }
+        for (mark, n) in settled {
+            self.count(table, mark, -n).await?;
         }
         Ok(())
     }
@@ -155,8 +202,7 @@ impl Ledger for DynamoDbLedger {
     }
 
     async fn record_committed(&self, table: &TableIdent, ids: &[String], snapshot_id: i64) -> Result<(), PortError> {
-        self.record(table, ids, snapshot_id, "committed").await?;
-        self.index(table, snapshot_id, "DELETE").await
+        self.record(table, ids, snapshot_id, "committed").await
     }
 
     async fn pending_snapshots(&self, table: &TableIdent) -> Result<std::collections::BTreeSet<i64>, PortError> {

@@ -300,6 +300,14 @@ impl Committer {
                     landed.extend(snap);
                 }
                 Err(e) if results.is_empty() => return Err(e),
+                // The lock is gone: nothing more may be judged, let alone deleted, under it.
+                Err(e @ Error::LockLost { .. }) => {
+                    warn!(%table, error = %e, "lock lost; the rest of the batch is left for redelivery");
+                    self.cache.remove(table);
+                    let rest = group.rewrites.iter().skip_while(|(r, _)| r != id);
+                    results.extend(rest.map(|(r, _)| (r.clone(), MessageResult::Retry { reason: e.to_string() })));
+                    break;
+                }
                 Err(e) => {
                     warn!(%table, message = %id, error = %e, "rewrite failed; left for redelivery");
                     self.cache.remove(table);

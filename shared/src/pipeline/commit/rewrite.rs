@@ -86,6 +86,29 @@ impl Committer {
     }
 }
 
+/// A snapshot between a task's plan and now.
+struct Since {
+    /// Not an append, and not a Floe rewrite: another engine's overwrite, delete or replace.
+    foreign_change: bool,
+}
+
+/// The snapshots after `planned` in the current snapshot's ancestry, newest first; `None` if
+/// `planned` is not an ancestor of the current snapshot (expired, or another branch of history).
+fn since_plan(meta: &iceberg::spec::TableMetadata, planned: i64) -> Option<Vec<Since>> {
+    let mut out = vec![];
+    let mut at = meta.current_snapshot();
+    while let Some(s) = at {
+        if s.snapshot_id() == planned {
+            return Some(out);
+        }
+        let summary = s.summary();
+        let floe_rewrite = summary.additional_properties.contains_key(TASK_PROPERTY);
+        out.push(Since { foreign_change: summary.operation != Operation::Append && !floe_rewrite });
+        at = s.parent_snapshot_id().and_then(|p| meta.snapshot_by_id(p));
+    }
+    None
+}
+
 /// The snapshot summary property naming the compaction task a replace snapshot committed.
 const TASK_PROPERTY: &str = "floe.compaction-task";
 
@@ -130,18 +153,39 @@ fn judge(state: &TableState, manifests: &Manifests, request: &RewriteRequest) ->
     if landed {
         return Verdict::Duplicate;
     }
-    let live: HashMap<&str, u64> = manifests.live().map(|(_, e)| (e.file_path(), e.record_count())).collect();
+    let live: HashMap<&str, (u64, i64)> = manifests
+        .live()
+        .map(|(_, e)| (e.file_path(), (e.record_count(), e.sequence_number().unwrap_or(i64::MAX))))
+        .collect();
     let added_live = request.added.iter().filter(|f| live.contains_key(f.path.as_str())).count();
     let missing: Vec<&str> = removed.iter().copied().filter(|p| !live.contains_key(p)).collect();
+    let since = since_plan(meta, request.planned_snapshot_id);
+    // Its added files may be deleted only while the current snapshot's own history reaches back
+    // to its plan: had it landed, its snapshot would then be there to say so (checked above).
+    // Otherwise they are left to the orphan sweep, which checks every kept snapshot.
+    let orphans = || -> Vec<String> {
+        let unreferenced = request.added.iter().filter(|f| !live.contains_key(f.path.as_str()));
+        if since.is_some() { unreferenced.map(|f| f.path.clone()).collect() } else { vec![] }
+    };
     if !missing.is_empty() {
-        // Its added files are deleted only while the history reaches back to its plan: had it
-        // landed, its snapshot would then still be there to say so (checked above). Otherwise
-        // they are left to the orphan sweep, which checks every kept snapshot.
-        let recent = meta.snapshot_by_id(request.planned_snapshot_id).is_some();
-        let orphans =
-            request.added.iter().filter(|f| recent && !live.contains_key(f.path.as_str())).map(|f| f.path.clone());
         let reason = Error::NotLive { files: missing.iter().map(|p| p.to_string()).collect() }.to_string();
-        return Verdict::Stale { reason, orphans: orphans.collect() };
+        return Verdict::Stale { reason, orphans: orphans() };
+    }
+    // Another engine's row-level deletes, or its rewrite of the files this task read (its
+    // references included), since the plan: the merge may bring deleted rows back or drop a key
+    // whose kept copy is gone.
+    let deletes = manifests.list.iter().any(|m| m.content != iceberg::spec::ManifestContentType::Data);
+    let foreign = since.as_ref().map_or(true, |s| s.iter().any(|op| op.foreign_change));
+    if deletes || foreign {
+        let reason = if deletes {
+            "the table has row-level delete files, which Floe does not compact".to_string()
+        } else {
+            format!(
+                "the table changed since snapshot {} other than by appends and Floe's rewrites (or that snapshot is no longer in its history)",
+                request.planned_snapshot_id
+            )
+        };
+        return Verdict::Stale { reason, orphans: if deletes { orphans() } else { vec![] } };
     }
     if added_live > 0 {
         return Verdict::Poison(format!(
@@ -149,7 +193,15 @@ fn judge(state: &TableState, manifests: &Manifests, request: &RewriteRequest) ->
             request.task_id
         ));
     }
-    let removed_rows: u64 = removed.iter().map(|p| live[p]).sum();
+    let removed_rows: u64 = removed.iter().map(|p| live[p].0).sum();
+    let newest_input = removed.iter().map(|p| live[p].1).max().unwrap_or(i64::MAX);
+    let planned_seq = meta.snapshot_by_id(request.planned_snapshot_id).map(|s| s.sequence_number());
+    if planned_seq != Some(request.data_sequence_number) || request.data_sequence_number < newest_input {
+        return Verdict::Poison(format!(
+            "rewrite {} carries data sequence number {}, not that of its planned snapshot ({planned_seq:?}) at least {newest_input}",
+            request.task_id, request.data_sequence_number
+        ));
+    }
     if removed_rows != request.removed_rows || request.added_rows() + request.duplicates != removed_rows {
         return Verdict::Poison(format!(
             "rewrite {} does not account for every row: the removed files hold {removed_rows}, it claims {} removed, {} added and {} duplicates",

@@ -11,9 +11,10 @@
 //! - **L1 → L2** once the partition has `min_files` level-1 files or their bytes reach the target:
 //!   every level-1 file and every level-2 file under half the target ("partial").
 //!
-//! A hot partition's level-0 files are split into several tasks of at most `max_task_bytes`,
-//! oldest first; each task also takes the inputs of the tasks before it as references, so the
-//! oldest copy of a key wins across tasks as within one.
+//! A hot partition's inputs are split into several tasks of at most `max_task_bytes`, in age
+//! order (compacted files, then level-0 files by data sequence number and path); each task also
+//! takes the inputs of the tasks before it as references, so the oldest copy of a key wins across
+//! tasks as within one, and a task whose chain was cut short is consistent with any later plan.
 //!
 //! A row is written by a writer, rewritten once into level 1 and once into level 2; after that only
 //! while its level-2 file is partial (under half the target), which ends as soon as the partition
@@ -79,7 +80,7 @@ pub struct Task {
     pub spec_id: i32,
     /// The partition.
     pub partition: Struct,
-    /// Files to rewrite, oldest first (data sequence number, then path).
+    /// Files to rewrite, in age order (compacted files, then level-0 by sequence number, path).
     pub inputs: Vec<LiveFile>,
     /// Files whose keys win over the inputs' (only their key columns are read).
     pub references: Vec<String>,
@@ -136,8 +137,12 @@ fn partitions(files: &[LiveFile], spec_id: i32) -> BTreeMap<String, Vec<&LiveFil
     for f in files.iter().filter(|f| f.spec_id == spec_id) {
         out.entry(format!("{:?}", f.partition)).or_default().push(f);
     }
+    // Age order, the order in which copies of a key win: compacted files first (they hold rows
+    // committed before any live level-0 file; their keys are disjoint), then level-0 files by
+    // data sequence number and path. (A compacted file's sequence number is that of the snapshot
+    // its task was planned from, newer than its rows: it may not be compared with a level-0 one.)
     for part in out.values_mut() {
-        part.sort_by(|a, b| a.seq.cmp(&b.seq).then_with(|| a.path.cmp(&b.path)));
+        part.sort_by_key(|f| (f.level() == 0, f.seq, f.path.clone()));
     }
     out
 }
@@ -289,7 +294,12 @@ mod tests {
         let files = vec![file("a", 100, 1, 1), file("L1-b", 300, 2, 1), file("L2-big", 1500, 0, 1)];
         let tasks = plan(&files, 0, &Policy { full: true, ..policy() });
         assert_eq!(tasks.len(), 1);
-        assert_eq!(tasks[0].inputs.len(), 2);
+        let inputs: Vec<&str> = tasks[0].inputs.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            inputs,
+            ["L1-b", "a"],
+            "a compacted file's keys win over a level-0 file's, whatever the sequence numbers"
+        );
         assert_eq!(tasks[0].references, ["L2-big"]);
         let done = vec![file("L2-x", 400, 1, 1), file("L2-big", 1500, 0, 1)];
         assert!(plan(&done, 0, &Policy { full: true, ..policy() }).is_empty());
