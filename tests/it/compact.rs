@@ -187,3 +187,122 @@ async fn compaction_concurrent_with_ingest_loses_and_doubles_nothing() {
     assert_each_key_once(&c, &all);
     assert_sorted(&c);
 }
+
+const KV_SCHEMA: &str = r#"{"type":"record","name":"E","fields":[
+    {"name":"event_id","type":"string"},{"name":"tenant","type":"string"},{"name":"v","type":"long"}]}"#;
+
+/// An Avro file of (event_id, "t1", v) rows.
+fn kv_avro(rows: &[(&str, i64)]) -> Vec<u8> {
+    kv_avro_in("t1", rows)
+}
+
+/// An Avro file of (event_id, tenant, v) rows.
+fn kv_avro_in(tenant: &str, rows: &[(&str, i64)]) -> Vec<u8> {
+    let schema = apache_avro::Schema::parse_str(KV_SCHEMA).unwrap();
+    let mut w = apache_avro::Writer::new(&schema, vec![]);
+    for (id, v) in rows {
+        let mut r = apache_avro::types::Record::new(&schema).unwrap();
+        r.put("event_id", *id);
+        r.put("tenant", tenant);
+        r.put("v", *v);
+        w.append(r).unwrap();
+    }
+    w.into_inner().unwrap()
+}
+
+/// The value of `v` per event id in the table.
+async fn values(h: &Harness, table: &floe::TableIdent) -> std::collections::BTreeMap<String, Vec<i64>> {
+    let mut out: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+    for (_, _, b) in contents(&h.ports, table).await.files {
+        let ids = b.column_by_name("event_id").unwrap();
+        let ids = ids.as_any().downcast_ref::<arrow_array::StringArray>().unwrap();
+        let v = b.column_by_name("v").unwrap();
+        let v = v.as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+        for i in 0..b.num_rows() {
+            out.entry(ids.value(i).to_string()).or_default().push(v.value(i));
+        }
+    }
+    out
+}
+
+/// A late copy of a key with another payload, committed before a level-1 → level-2 merge whose
+/// output carries a newer sequence number: whichever compaction runs next (here a full one), the
+/// copy committed first wins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_committed_copy_of_a_key_wins_whatever_the_compaction() {
+    let h = Harness::new();
+    let cfg = TableConfig::new("kv.first".parse().unwrap())
+        .with_partition_by("identity(tenant)")
+        .unwrap()
+        .with_dedup_key("event_id")
+        .unwrap();
+    let regular = opts(false);
+    for (round, files) in
+        [[("a1", vec![("k1", 1)]), ("a2", vec![("k3", 1)])], [("c1", vec![("k5", 1)]), ("c2", vec![("k6", 1)])]]
+            .into_iter()
+            .enumerate()
+    {
+        let mut objects = vec![];
+        for (name, rows) in files {
+            objects.push(h.put_file(&format!("r{round}"), &format!("{name}.avro"), &kv_avro(&rows)).await);
+        }
+        ingest_round(&h, &cfg, objects).await;
+        compact_and_commit(&h.engine, &h.ports, &cfg.table, &regular, VISIBILITY).await.expect("level 0 → 1");
+    }
+    // The late copy: one level-0 file (not due), then the two level-1 files merge into level 2.
+    ingest_round(&h, &cfg, vec![h.put_file("late", "b.avro", &kv_avro(&[("k1", 2), ("k7", 2)])).await]).await;
+    let (report, _) = compact_and_commit(&h.engine, &h.ports, &cfg.table, &regular, VISIBILITY).await.unwrap();
+    assert_eq!(report.tasks, 1, "the level-1 → level-2 merge only");
+    assert_eq!(values(&h, &cfg.table).await["k1"].len(), 2, "both copies until the late file is compacted");
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.expect("full");
+    let v = values(&h, &cfg.table).await;
+    assert_eq!(v["k1"], vec![1], "the copy committed first");
+    assert_eq!(v.len(), 5, "{v:?}");
+    assert!(v.values().all(|x| x.len() == 1));
+}
+
+/// Another engine deletes a file of a partition the task does not touch after the task was
+/// planned: the task's files are all still live, but its view of the table is not, so its
+/// rewrite is rejected (as Iceberg Java validates a rewrite against the changes since its start).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewrite_planned_before_another_engine_changed_the_table_is_rejected() {
+    use floe::table::{Change, plan_snapshot};
+    let h = Harness::new();
+    let cfg = TableConfig::new("kv.foreign".parse().unwrap())
+        .with_partition_by("identity(tenant)")
+        .unwrap()
+        .with_dedup_key("event_id")
+        .unwrap();
+    let objects = vec![
+        h.put_file("in", "a.avro", &kv_avro_in("t1", &[("k1", 1)])).await,
+        h.put_file("in", "b.avro", &kv_avro_in("t1", &[("k2", 1)])).await,
+        h.put_file("in", "c.avro", &kv_avro_in("t2", &[("k3", 1)])).await,
+    ];
+    ingest_round(&h, &cfg, objects).await;
+    let plan = plan_table(&h.ports, &cfg.table, &opts(false)).await.unwrap();
+    assert_eq!(plan.tasks.len(), 1, "tenant t1 is due, t2 is not");
+    let snap = plan.state.metadata.current_snapshot().unwrap();
+    let (planned, seq) = (snap.snapshot_id(), snap.sequence_number());
+    // The other engine: a delete of tenant t2's file.
+    let t2 = plan.files.iter().find(|f| !plan.tasks[0].inputs.iter().any(|i| i.path == f.path)).unwrap();
+    let change = Change {
+        operation: iceberg::spec::Operation::Delete,
+        added: vec![],
+        removed: [t2.path.clone()].into(),
+        data_sequence_number: None,
+        expire: vec![],
+    };
+    let foreign = plan_snapshot(h.ports.store.as_ref(), &plan.state, None, change, 42, &[]).await.unwrap();
+    h.ports.store.put(&foreign.metadata_location, foreign.metadata_json.clone()).await.unwrap();
+    h.ports.pointer.swap(&cfg.table, &plan.state.pointer, &foreign.metadata_location).await.unwrap();
+
+    let wt = Arc::new(WriterTable::from_metadata(&cfg.table, &plan.state.metadata).unwrap());
+    run_task(&h.engine, &h.ports, &wt, planned, seq, &plan.tasks[0]).await.unwrap();
+    let msgs = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
+    let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&msgs).await;
+    match &out.results[0].1 {
+        MessageResult::Stale { reason } => assert!(reason.contains("changed since snapshot"), "{reason}"),
+        other => panic!("expected a stale rewrite, got {other:?}"),
+    }
+    assert_eq!(values(&h, &cfg.table).await.len(), 2, "k1 and k2 as they were; k3 deleted by the other engine");
+}
