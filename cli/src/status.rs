@@ -6,7 +6,8 @@ use anyhow::bail;
 use clap::Args;
 use floe::TableIdent;
 use floe::adapters::local::{self, CATALOG_NAME, SqliteTablePointer};
-use floe::table::{SIZE_BUCKETS, load_table, table_status};
+use floe::pipeline::compact::{CompactOptions, plan_table};
+use floe::table::{SIZE_BUCKETS, load_table, partition_path, table_status};
 
 #[derive(Debug, Args)]
 pub(crate) struct StatusArgs {
@@ -77,7 +78,43 @@ pub(crate) async fn run(a: StatusArgs) -> anyhow::Result<ExitCode> {
             Some(ms) => println!("last commit  {} snapshot {}", when(ms), s.current_snapshot_id.unwrap_or_default()),
             None => println!("last commit  never (empty table)"),
         }
+        print_debt(&ports, &t, &state).await?;
         println!();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Partitions shown in full; the rest are summed up.
+const SHOWN_PARTITIONS: usize = 10;
+
+/// Per partition: files, level counts, small files, and the compaction tasks due now.
+async fn print_debt(ports: &floe::ports::Ports, t: &TableIdent, state: &floe::table::TableState) -> anyhow::Result<()> {
+    let plan = plan_table(ports, t, &CompactOptions::default()).await?;
+    let mut debt = plan.debt();
+    if debt.is_empty() {
+        return Ok(());
+    }
+    let m = &state.metadata;
+    let backlog: usize = debt.iter().map(|(_, d)| d.tasks).sum();
+    let small: usize = debt.iter().map(|(_, d)| d.small).sum();
+    println!(
+        "compaction   {} partition(s), {small} small file(s), backlog {backlog} task(s) (levels: L0 writer files, L1/L2 compacted)",
+        debt.len()
+    );
+    debt.sort_by(|a, b| (b.1.tasks, b.1.small).cmp(&(a.1.tasks, a.1.small)));
+    println!("  {:<48} {:>6} {:>6} {:>6} {:>6} {:>6} {:>5}", "partition", "files", "L0", "L1", "L2", "small", "tasks");
+    for (p, d) in debt.iter().take(SHOWN_PARTITIONS) {
+        let mut name = partition_path(m.default_partition_spec(), m.current_schema(), p);
+        if name.is_empty() {
+            name = "(unpartitioned)".into();
+        }
+        println!(
+            "  {:<48} {:>6} {:>6} {:>6} {:>6} {:>6} {:>5}",
+            name, d.files, d.levels[0], d.levels[1], d.levels[2], d.small, d.tasks
+        );
+    }
+    if debt.len() > SHOWN_PARTITIONS {
+        println!("  ... and {} more partition(s)", debt.len() - SHOWN_PARTITIONS);
+    }
+    Ok(())
 }

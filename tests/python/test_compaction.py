@@ -22,6 +22,14 @@ def ingest(src, wh, table, *extra):
     )
 
 
+def backlog(wh, table):
+    """`floe status`'s compaction line: small files and tasks due."""
+    line = next(x for x in floe("status", "--warehouse", wh, "--table", table).stdout.splitlines()
+                if x.startswith("compaction"))
+    words = line.split()
+    return {"small": int(words[3]), "tasks": int(words[7])}
+
+
 def local(uri):
     return uri.removeprefix("file://")
 
@@ -36,7 +44,11 @@ def test_compaction_keeps_each_key_once_sorted_in_few_files(tmp_path):
     shutil.copy(src / "r12" / "part-00003.avro", src / "r13" / "late-copy-of-r12-3.avro")
     ingest(src / "r11", wh, "c.events")
     ingest(src / "r12", wh, "c.events")
+    before = backlog(wh, "c.events")
+    assert before["tasks"] > 0 and before["small"] > 2, before
     floe("compact", "--warehouse", wh, "--table", "c.events", "--min-files", 2)
+    after = backlog(wh, "c.events")
+    assert after["small"] < before["small"] and after["tasks"] < before["tasks"], (before, after)
     ingest(src / "r13", wh, "c.events")
     out = floe("compact", "--warehouse", wh, "--table", "c.events", "--full")
     assert "rewrite(s) committed" in out.stdout
