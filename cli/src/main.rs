@@ -6,6 +6,7 @@ mod compact;
 mod generate;
 mod ingest;
 mod inputs;
+mod longrun;
 mod progress;
 mod quarantine;
 mod status;
@@ -34,6 +35,9 @@ enum Command {
     Gen(generate::GenArgs),
     /// Measure the writer path against raw Avro decode + Parquet encode.
     Bench(bench::BenchArgs),
+    /// Measure a table's commit cost and shape against its age (thousands of small commits and
+    /// compactions; one CSV row per commit).
+    BenchTable(longrun::TableBenchArgs),
     /// List and replay quarantined source objects.
     #[command(subcommand)]
     Quarantine(quarantine::QuarantineCommand),
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
             Command::Compact(a) => compact::run(a).await,
             Command::Gen(a) => generate::run(a),
             Command::Bench(a) => bench::run(a).await,
+            Command::BenchTable(a) => longrun::run(a).await,
             Command::Quarantine(c) => quarantine::run(c).await,
         }
     });

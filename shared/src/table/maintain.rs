@@ -13,7 +13,7 @@
 //! snapshots' manifest lists are deleted. Anything a crash leaves behind (a committer dying
 //! between its swap and its deletes) is an orphan, for the orphan sweep.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use bytes::Bytes;
 use iceberg::spec::TableMetadata;
@@ -165,15 +165,19 @@ impl Cleanup {
         out
     }
 
-    /// Deletes the files; returns how many were deleted. A file already gone is fine; a record
-    /// that cannot be read is left (its files become orphans for the sweep).
-    pub async fn run(&self, store: &dyn ObjectStore) -> Result<usize> {
+    /// Deletes the files; returns how many were deleted. Records in `known` (those this process
+    /// wrote) are not read again. A file already gone is fine; a record that cannot be read is
+    /// left (its files become orphans for the sweep).
+    pub async fn run(&self, store: &dyn ObjectStore, known: &HashMap<String, DroppedRecord>) -> Result<usize> {
         let mut deleted = 0;
         for record in &self.dropped_records {
-            let r: DroppedRecord = match store.get(record).await {
-                Ok(bytes) => serde_json::from_slice(&bytes)?,
-                Err(PortError::NotFound(_)) => continue,
-                Err(e) => return Err(e.into()),
+            let r: DroppedRecord = match known.get(record) {
+                Some(r) => r.clone(),
+                None => match store.get(record).await {
+                    Ok(bytes) => serde_json::from_slice(&bytes)?,
+                    Err(PortError::NotFound(_)) => continue,
+                    Err(e) => return Err(e.into()),
+                },
             };
             for f in r.data_files.iter().chain(&r.manifests) {
                 deleted += delete(store, f).await?;

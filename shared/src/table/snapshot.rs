@@ -143,6 +143,8 @@ pub struct SnapshotPlan {
     pub expired_metadata: Vec<String>,
     /// Files unreachable once this commit (which expires snapshots) has landed.
     pub cleanup: Cleanup,
+    /// This snapshot's dropped record, if it drops anything: its location and contents.
+    pub dropped: Option<(String, DroppedRecord)>,
     /// Objects read to build the plan (0 in steady state).
     pub reads: u32,
     /// Objects written (manifests and the manifest list).
@@ -230,11 +232,15 @@ pub async fn plan_snapshot(
             .collect(),
         data_files: change.removed.iter().cloned().collect(),
     };
-    if !dropped.is_empty() {
+    let dropped = if dropped.is_empty() {
+        None
+    } else {
         dropped.data_files.sort();
-        props.insert(DROPPED_PROPERTY.into(), write_dropped(store, &location, &dropped).await?);
+        let at = write_dropped(store, &location, &dropped).await?;
+        props.insert(DROPPED_PROPERTY.into(), at.clone());
         writer.writes += 1;
-    }
+        Some((at, dropped))
+    };
     let snapshot = Snapshot::builder()
         .with_snapshot_id(snapshot_id)
         .with_parent_snapshot_id(parent_id)
@@ -260,6 +266,7 @@ pub async fn plan_snapshot(
         manifests: next,
         expired_metadata: built.expired_metadata_logs.into_iter().map(|l| l.metadata_file).collect(),
         cleanup: Cleanup::of(meta, &change.expire),
+        dropped,
         reads,
         writes: writer.writes,
     })

@@ -140,6 +140,8 @@ pub struct Committer {
     ports: Ports,
     owner: String,
     cache: HashMap<TableIdent, Cached>,
+    /// Dropped records this committer wrote and has not cleaned up yet (so cleanup reads none).
+    dropped: HashMap<String, crate::table::maintain::DroppedRecord>,
     reads: u64,
 }
 
@@ -147,7 +149,7 @@ impl Committer {
     /// A committer with a unique owner id for the lock.
     pub fn new(cfg: EngineConfig, ports: Ports) -> Self {
         let owner = format!("committer-{}", uuid::Uuid::new_v4());
-        Committer { cfg, ports, owner, cache: HashMap::new(), reads: 0 }
+        Committer { cfg, ports, owner, cache: HashMap::new(), dropped: HashMap::new(), reads: 0 }
     }
 
     /// The fault plan (for the handlers' `committer.before_ack` point).
@@ -355,8 +357,17 @@ impl Committer {
                 self.ports.faults.hit(FaultPoint::CommitterAfterPointerSwap).await;
                 let state = TableState { pointer, metadata: plan.metadata.clone() };
                 self.cache.insert(table.clone(), Cached { state, manifests: Some(plan.manifests.clone()) });
+                if let Some((at, record)) = &plan.dropped {
+                    self.dropped.insert(at.clone(), record.clone());
+                }
                 if gc_enabled(&plan.metadata) {
-                    match plan.cleanup.run(self.ports.store.as_ref()).await {
+                    let known = std::mem::take(&mut self.dropped);
+                    let cleaned = plan.cleanup.run(self.ports.store.as_ref(), &known).await;
+                    self.dropped = known;
+                    for r in &plan.cleanup.dropped_records {
+                        self.dropped.remove(r);
+                    }
+                    match cleaned {
                         Ok(n) => self.ports.metrics.count("files_deleted", n as u64),
                         Err(e) => {
                             warn!(%table, error = %e, "files of expired snapshots not all deleted; the orphan sweep will")
