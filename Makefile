@@ -7,7 +7,7 @@ FLOE := target/release/floe
 RUN_DIR ?= data/sample
 WAREHOUSE ?= warehouse
 
-.PHONY: build build-tests run test test-rust test-python venv bench bench-memory lint fmt clean lambda
+.PHONY: build build-tests run test test-rust test-python venv bench bench-memory bench-table lint fmt clean lambda
 
 build:
 	$(CARGO) build --release --workspace
@@ -46,6 +46,13 @@ test-python: build-tests venv
 bench: build
 	$(FLOE) bench $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-memory
+	$(MAKE) --no-print-directory bench-table
+
+# A table's commit cost and shape against its age: plots in docs/img/, figures in
+# docs/BENCHMARKS.md#table-age (TABLE_ARGS=--commits 2000 for a shorter run).
+bench-table: build venv
+	$(VENV)/bin/pip install --quiet matplotlib==3.10.7
+	$(VENV)/bin/python tests/bench/table_age.py --floe $(FLOE) $(TABLE_ARGS)
 
 # Writer peak RSS against batch size, and a decompression bomb (docs/BENCHMARKS.md#memory).
 bench-memory: build venv
