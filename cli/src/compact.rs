@@ -1,4 +1,4 @@
-//! `floe compact` (and the compaction step of `floe ingest --compact`).
+//! `floe compact` (and the compaction step of `floe ingest --compact`), and `floe sweep`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -93,6 +93,50 @@ pub(crate) async fn compact_table(ports: &Ports, table: &TableIdent, s: &Compact
         report.elapsed.as_secs_f64(),
         totals.rewrites,
         totals.rejected
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SweepArgs {
+    /// Warehouse directory.
+    #[arg(long)]
+    warehouse: PathBuf,
+    /// Table, NAMESPACE.NAME.
+    #[arg(long)]
+    table: String,
+    /// Only objects last written more than this many hours ago are deleted: longer than a
+    /// written file may wait to be committed (an interrupted `floe ingest` resumes its commit
+    /// queue on the next run).
+    #[arg(long, default_value_t = 120)]
+    older_than_hours: u64,
+    /// List the orphans without deleting them.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+pub(crate) async fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
+    if !a.warehouse.join("catalog.db").exists() {
+        bail!("{} is not a Floe warehouse (no catalog.db); run `floe ingest` first", a.warehouse.display());
+    }
+    let table: TableIdent = a.table.parse()?;
+    let ports = local::ports(&a.warehouse)?;
+    let state = floe::table::load_table(ports.pointer.as_ref(), ports.store.as_ref(), &table)
+        .await?
+        .with_context(|| format!("table {table} does not exist"))?;
+    let cutoff = chrono::Utc::now().timestamp_millis() - (a.older_than_hours as i64) * 3_600_000;
+    let r = floe::table::sweep::sweep_orphans(ports.store.as_ref(), &state, cutoff, a.dry_run).await?;
+    for o in &r.orphans {
+        println!("{} {o}", if a.dry_run { "orphan" } else { "deleted" });
+    }
+    println!(
+        "{table}: {} object(s) listed, {} reachable, {} orphan(s) {}, {} unreachable but younger than {} h (kept)",
+        r.listed,
+        r.reachable,
+        r.orphans.len(),
+        if a.dry_run { "found" } else { "deleted" },
+        r.young,
+        a.older_than_hours
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -2,8 +2,10 @@
 //! commits (one writer batch of one small file each) through one warm committer, with a
 //! compaction every `--compact-every` commits; every commit is measured and written as a CSV row
 //! (`tests/bench/table_age.py` plots them): latency, objects and bytes the committer read and
-//! wrote, manifests, metadata.json size, snapshots, live data files and files per partition. The
-//! run ends with write amplification and compaction throughput next to the writer's.
+//! wrote, manifests, metadata.json size, snapshots, live data files and files per partition, and
+//! the time of a fixed calibration workload run just before (the same work every time: latency
+//! divided by it tells a costlier commit from a slower moment of the machine). The run ends
+//! with write amplification and compaction throughput next to the writer's.
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -115,7 +117,7 @@ impl ObjectStore for Counting {
     }
 }
 
-const HEADER: &str = "commit,kind,latency_ms,reads,read_bytes,writes,write_bytes,deletes,manifests,metadata_bytes,snapshots,live_files,partitions,max_files_per_partition,mean_files_per_partition";
+const HEADER: &str = "commit,kind,calibration_ms,latency_ms,reads,read_bytes,writes,write_bytes,deletes,manifests,metadata_bytes,snapshots,live_files,partitions,max_files_per_partition,mean_files_per_partition";
 
 pub(crate) async fn run(a: TableBenchArgs) -> anyhow::Result<ExitCode> {
     let scratch = match &a.work_dir {
@@ -176,7 +178,9 @@ pub(crate) async fn run(a: TableBenchArgs) -> anyhow::Result<ExitCode> {
         commit_all(&mut committer, &ports, &counting, &mut out, row, "append").await?;
         if (i + 1) % a.compact_every == 0 {
             let t = Instant::now();
-            let report = compact(&engine, &ports, &cfg.table, &CompactOptions::default()).await?;
+            // One task at a time, so that its throughput is per core, next to the writer's.
+            let one = CompactOptions { parallelism: 1, ..CompactOptions::default() };
+            let report = compact(&engine, &ports, &cfg.table, &one).await?;
             compact_time += t.elapsed();
             compact_in += report.totals.bytes_read;
             compact_out += report.totals.bytes_written;
@@ -223,6 +227,7 @@ async fn commit_all(
     kind: &str,
 ) -> anyhow::Result<()> {
     loop {
+        let calibration = calibrate();
         let before = counting.snapshot();
         let t = Instant::now();
         let Some(outcome) = committer.run_once(1000, Duration::from_secs(60)).await? else { return Ok(()) };
@@ -237,7 +242,8 @@ async fn commit_all(
         let d: Vec<u64> = after.iter().zip(before).map(|(a, b)| a - b).collect();
         writeln!(
             out,
-            "{row},{kind},{:.3},{},{},{},{},{},{}",
+            "{row},{kind},{:.3},{:.3},{},{},{},{},{},{}",
+            calibration.as_secs_f64() * 1e3,
             latency.as_secs_f64() * 1e3,
             d[0],
             d[1],
@@ -247,6 +253,18 @@ async fn commit_all(
             shape
         )?;
     }
+}
+
+/// A fixed amount of CPU and allocation work (hashing and JSON-encoding the same 256 KiB),
+/// timed next to every commit: the baseline that tells a slower machine from a costlier commit.
+fn calibrate() -> Duration {
+    use sha2::Digest;
+    let t = Instant::now();
+    let data: Vec<u64> = (0..32_768u64).collect();
+    let json = serde_json::to_vec(&data).unwrap_or_default();
+    let digest = sha2::Sha256::digest(&json);
+    std::hint::black_box(digest);
+    t.elapsed()
 }
 
 /// The table's shape now (read outside the measured commit): manifests, metadata.json bytes,

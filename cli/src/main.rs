@@ -29,6 +29,9 @@ enum Command {
     Ingest(ingest::IngestArgs),
     /// Merge small data files LSM-style, deduplicate by the table's key, and commit the rewrite.
     Compact(compact::CompactArgs),
+    /// Delete the objects under a table's location that no kept snapshot reaches (orphans of
+    /// failed attempts), once older than a safety age.
+    Sweep(compact::SweepArgs),
     /// Show a table's snapshots, files, rows, bytes and small-file debt.
     Status(status::StatusArgs),
     /// Generate sample Avro files (events, every-type, or corrupt ones).
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
             Command::Ingest(a) => ingest::run(a).await,
             Command::Status(a) => status::run(a).await,
             Command::Compact(a) => compact::run(a).await,
+            Command::Sweep(a) => compact::sweep(a).await,
             Command::Gen(a) => generate::run(a),
             Command::Bench(a) => bench::run(a).await,
             Command::BenchTable(a) => longrun::run(a).await,

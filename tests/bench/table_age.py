@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 SERIES = [
     ("latency_ms", "commit latency (ms)"),
+    ("latency_ratio", "commit latency / calibration workload"),
     ("reads", "objects read per commit"),
     ("writes", "objects written per commit"),
     ("write_bytes", "bytes written per commit"),
@@ -38,6 +39,7 @@ def main():
     ap.add_argument("--compact-every", type=int, default=100)
     ap.add_argument("--out-dir", default="docs/img")
     ap.add_argument("--window", type=int, default=200, help="commits per comparison window")
+    ap.add_argument("--keep-csv", help="also copy the per-commit CSV here")
     a = ap.parse_args()
     out_dir = Path(a.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -49,21 +51,28 @@ def main():
             capture_output=True, text=True, check=True,
         )
         rows = list(csv.DictReader(open(csv_path)))
+        for r in rows:
+            r["latency_ratio"] = float(r["latency_ms"]) / max(float(r["calibration_ms"]), 1e-6)
+        if a.keep_csv:
+            Path(a.keep_csv).write_text(csv_path.read_text())
     print(run.stdout.strip())
     appends = [r for r in rows if r["kind"] == "append"]
     rewrites = [r for r in rows if r["kind"] == "rewrite"]
     x = [int(r["commit"]) for r in appends]
-    for key, label in SERIES:
+    plots = [(k, label, appends, "append commits") for k, label in SERIES]
+    plots += [(k, label + " (compaction)", rewrites, "compaction commits (one batch of rewrites)")
+              for k, label in SERIES[:5]]
+    for key, label, series, legend in plots:
         fig, ax = plt.subplots(figsize=(7, 3.2))
-        ax.plot(x, [float(r[key]) for r in appends], ",", alpha=0.6, label="append commits")
-        if key in ("latency_ms", "reads", "writes", "write_bytes"):
-            ax.plot([int(r["commit"]) for r in rewrites], [float(r[key]) for r in rewrites], "x", ms=3,
-                    label="compaction commits")
+        ax.plot([int(r["commit"]) for r in series], [float(r[key]) for r in series],
+                "," if series is appends else "x", ms=3, alpha=0.6, label=legend)
+        ax.set_ylim(bottom=0)
         ax.set_xlabel("commits so far")
         ax.set_ylabel(label)
         ax.legend(loc="upper left", fontsize=7)
         fig.tight_layout()
-        fig.savefig(out_dir / f"table-age-{key}.png", dpi=90)
+        suffix = "" if series is appends else "-compaction"
+        fig.savefig(out_dir / f"table-age-{key}{suffix}.png", dpi=90)
         plt.close(fig)
     w = a.window
     early = [r for r in appends if 100 <= int(r["commit"]) < 100 + w]

@@ -228,6 +228,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
         router: Router::new(None, table_name.parse().unwrap()),
         warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
         dead_letters: Some(SqsQueue::new(env.clients.sqs.clone(), &dlq_url)),
+        tables: std::sync::Arc::new(floe::table::WriterTables::new(Duration::from_secs(60))),
     };
     let (event, receipts) = env.sqs_event(&ingest_url, 6, Duration::from_secs(20)).await;
     let response = handle_writer(&writer_env, &ports, event.clone()).await.expect("writer");
@@ -236,6 +237,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     // The same notifications delivered again: nothing new may land.
     let again = handle_writer(&writer_env, &ports, event).await.expect("writer again");
     assert!(again.batch_item_failures.is_empty());
+    assert_eq!(writer_env.tables.loads(), 1, "a warm writer reads the table's metadata once, not per invocation");
 
     // Committer: the manifests, as the commit queue's event source mapping delivers them.
     let queue = SqsQueue::new(env.clients.sqs.clone(), &env.settings.commit_queue_url)
@@ -332,6 +334,7 @@ async fn lock_contention_hands_messages_back_with_a_fresh_receive_count() {
         router: Router::new(None, "default.events".parse().unwrap()),
         warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
         dead_letters: None,
+        tables: Default::default(),
     };
     let response = handle_writer(&writer_env, &ports, serde_json::json!({ "Records": records })).await.expect("writer");
     assert!(response.batch_item_failures.is_empty());
@@ -485,6 +488,7 @@ async fn overwritten_object_lands_what_each_notification_names(versioned: bool) 
             router: Router::new(None, table.clone()),
             warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
             dead_letters: None,
+            tables: Default::default(),
         };
         for i in order {
             let one = serde_json::json!({ "Records": [records[i].clone()] });
@@ -520,6 +524,7 @@ async fn overwritten_object_lands_what_each_notification_names(versioned: bool) 
             router: Router::new(None, table.clone()),
             warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
             dead_letters: None,
+            tables: Default::default(),
         };
         let one = serde_json::json!({ "Records": [records[0].clone()] });
         let response = handle_writer(&writer_env, &ports, one).await.expect("writer");

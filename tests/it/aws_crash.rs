@@ -181,6 +181,7 @@ async fn run_on_the_emulator(faults: Faults, transient: Option<&Arc<Dice>>) -> (
         router: Router::new(None, "default.events".parse().expect("table")),
         warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
         dead_letters: None,
+        tables: Default::default(),
     });
     let engine = EngineConfig { lock_lease: Duration::from_secs(1), ..EngineConfig::default() };
     let commit_queue = Arc::new(

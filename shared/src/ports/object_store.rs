@@ -18,12 +18,15 @@ pub struct ObjectMeta {
     /// The store's own id of this version, where it keeps several (an S3 `versionId` on a
     /// versioned bucket): [`ObjectStore::get_version`] reads it even after an overwrite.
     pub version_id: Option<String>,
+    /// When the object was last written (milliseconds since the epoch), where a listing says
+    /// (the orphan sweep's safety age).
+    pub modified_ms: Option<i64>,
 }
 
 impl ObjectMeta {
     /// An object known by URI, size and content version (no version id).
     pub fn new(uri: impl Into<String>, size: u64, version: impl Into<String>) -> Self {
-        ObjectMeta { uri: uri.into(), size, version: version.into(), version_id: None }
+        ObjectMeta { uri: uri.into(), size, version: version.into(), version_id: None, modified_ms: None }
     }
 }
 

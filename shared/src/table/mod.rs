@@ -5,13 +5,16 @@
 //! This module decides *what* the metadata says; it writes through the `ObjectStore` port and
 //! never swaps a pointer itself (that is `pipeline::commit`'s job, and the only place it happens).
 
+mod cache;
 mod create;
 mod layout;
 pub mod maintain;
 mod snapshot;
 mod state;
 mod status;
+pub mod sweep;
 
+pub use cache::WriterTables;
 pub use create::{create_table_metadata, partition_spec_text, sort_order_text};
 pub use layout::{data_file_uri, metadata_file_uri, partition_path, table_location};
 pub use snapshot::{

@@ -125,11 +125,14 @@ impl ObjectStore for S3ObjectStore {
                 .await
                 .map_err(|e| error::map(prefix, e))?;
             for o in page.contents() {
-                out.push(ObjectMeta::new(
-                    format!("s3://{b}/{}", o.key().unwrap_or_default()),
-                    o.size().unwrap_or(0).max(0) as u64,
-                    o.e_tag().unwrap_or_default().trim_matches('"'),
-                ));
+                out.push(ObjectMeta {
+                    modified_ms: o.last_modified().and_then(|t| t.to_millis().ok()),
+                    ..ObjectMeta::new(
+                        format!("s3://{b}/{}", o.key().unwrap_or_default()),
+                        o.size().unwrap_or(0).max(0) as u64,
+                        o.e_tag().unwrap_or_default().trim_matches('"'),
+                    )
+                });
             }
             match page.next_continuation_token() {
                 Some(t) if page.is_truncated() == Some(true) => token = Some(t.to_string()),

@@ -47,7 +47,10 @@ fn io_err(uri: &str, what: &str, e: std::io::Error) -> PortError {
 fn meta_of(uri: String, m: &std::fs::Metadata) -> ObjectMeta {
     let mtime =
         m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
-    ObjectMeta::new(uri, m.len(), format!("{:x}-{:x}", m.len(), mtime))
+    ObjectMeta {
+        modified_ms: Some((mtime / 1_000_000) as i64),
+        ..ObjectMeta::new(uri, m.len(), format!("{:x}-{:x}", m.len(), mtime))
+    }
 }
 
 /// Reads `path` only if it still has `version` before and after the read (size and modification

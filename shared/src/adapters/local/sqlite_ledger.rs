@@ -96,7 +96,10 @@ impl Ledger for SqliteLedger {
                 )
                 .map_err(|e| sql_err("record pending", e))?;
             let mut mark = tx
-                .prepare_cached("INSERT OR IGNORE INTO ledger_pending VALUES (?1, ?2, ?3)")
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO ledger_pending SELECT ?1, ?2, ?3 WHERE NOT EXISTS
+                     (SELECT 1 FROM ledger WHERE table_name = ?1 AND source_id = ?2 AND state = 'committed')",
+                )
                 .map_err(|e| sql_err("record pending", e))?;
             let t = table.to_string();
             for id in ids {
@@ -133,9 +136,15 @@ impl Ledger for SqliteLedger {
                      WHERE ledger.state = 'pending'",
                 )
                 .map_err(|e| sql_err("record committed", e))?;
+            // A committed source's marks are history nobody reads: dropped, so the table of marks
+            // holds only what is pending (and `pending_snapshots` stays cheap as the ledger grows).
+            let mut unmark = tx
+                .prepare_cached("DELETE FROM ledger_pending WHERE table_name = ?1 AND source_id = ?2")
+                .map_err(|e| sql_err("record committed", e))?;
             let t = table.to_string();
             for id in ids {
                 st.execute(params![t, id, snapshot_id]).map_err(|e| sql_err("record committed", e))?;
+                unmark.execute(params![t, id]).map_err(|e| sql_err("record committed", e))?;
             }
         }
         tx.commit().map_err(|e| sql_err("commit", e))

@@ -13,6 +13,8 @@ use tracing::info;
 use crate::config::EngineConfig;
 use crate::pipeline::compact::{CompactOptions, compact};
 use crate::ports::Ports;
+use crate::table::load_table;
+use crate::table::sweep::sweep_orphans;
 use crate::{Error, Result, TableIdent};
 
 /// What the compactor function runs with.
@@ -65,13 +67,15 @@ impl CompactorEnv {
 }
 
 /// What a scheduled event may say in its `detail` (all optional): other tables, a full
-/// compaction, another task budget.
+/// compaction, another task budget, and an orphan sweep of objects older than so many hours (a
+/// daily rule; it reads every kept snapshot's manifests).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Detail {
     tables: Option<Vec<String>>,
     full: Option<bool>,
     max_tasks: Option<usize>,
+    sweep_older_than_hours: Option<u64>,
 }
 
 /// One table's result, as the function returns it.
@@ -87,6 +91,8 @@ pub struct TableRun {
     pub inputs: usize,
     /// Files written.
     pub outputs: usize,
+    /// Orphans deleted by a sweep.
+    pub orphans_deleted: usize,
 }
 
 /// The compactor function: compacts each table and sends the rewrite requests; the committer
@@ -109,13 +115,22 @@ pub async fn handle_compactor(env: &CompactorEnv, ports: &Ports, payload: serde_
     let mut out = vec![];
     for table in tables {
         let report = compact(&env.engine, ports, &table, &options).await?;
-        info!(%table, planned = report.planned, tasks = report.tasks, "compactor tick");
+        let mut orphans_deleted = 0;
+        if let Some(hours) = detail.sweep_older_than_hours {
+            let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &table)
+                .await?
+                .ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
+            let cutoff = chrono::Utc::now().timestamp_millis() - (hours as i64).saturating_mul(3_600_000);
+            orphans_deleted = sweep_orphans(ports.store.as_ref(), &state, cutoff, false).await?.orphans.len();
+        }
+        info!(%table, planned = report.planned, tasks = report.tasks, orphans_deleted, "compactor tick");
         out.push(TableRun {
             table: table.to_string(),
             planned: report.planned,
             tasks: report.tasks,
             inputs: report.totals.inputs,
             outputs: report.totals.outputs,
+            orphans_deleted,
         });
     }
     Ok(out)

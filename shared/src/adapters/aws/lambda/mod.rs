@@ -19,7 +19,7 @@ use crate::pipeline::commit::{Committer, MessageResult};
 use crate::pipeline::create::ensure_table;
 use crate::pipeline::write::{quarantine, write};
 use crate::ports::{Message, ObjectMeta, ObjectStore, Ports, Queue};
-use crate::table::WriterTable;
+use crate::table::{WriterTable, WriterTables};
 use crate::{Error, PortError, Result, TableIdent};
 
 /// A lenient S3 notification: only the fields Floe reads (moto and some tools omit others).
@@ -83,6 +83,7 @@ pub fn objects_in_notification(json: &str) -> Result<Vec<ObjectMeta>> {
             version: s.object.e_tag.unwrap_or_default().trim_matches('"').to_string(),
             // An unversioned bucket's notifications carry no versionId (or "null").
             version_id: s.object.version_id.filter(|v| !v.is_empty() && v != "null"),
+            modified_ms: None,
         })
         .collect())
 }
@@ -152,6 +153,8 @@ pub struct WriterEnv {
     pub warehouse: String,
     /// Where each quarantined object is also reported, with its reason (`FLOE_DLQ_URL`).
     pub dead_letters: Option<SqsQueue>,
+    /// Tables' writer views, kept across warm invocations (`FLOE_TABLE_CACHE_SECS`).
+    pub tables: std::sync::Arc<WriterTables>,
 }
 
 /// The dead-letter message of a quarantined object (JSON): what it was, where it was going,
@@ -220,8 +223,15 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
     for (table, (cfg, items)) in by_table {
         let objects: Vec<ObjectMeta> = items.iter().map(|(_, o)| o.clone()).collect();
         let outcome = async {
-            let (state, _) = ensure_table(ports, &env.engine, &cfg, &env.warehouse, &objects).await?;
-            let wt = WriterTable::from_metadata(&table, &state.metadata)?;
+            let wt = match env.tables.get(&table) {
+                Some(wt) => wt,
+                None => {
+                    let (state, _) = ensure_table(ports, &env.engine, &cfg, &env.warehouse, &objects).await?;
+                    let wt = std::sync::Arc::new(WriterTable::from_metadata(&table, &state.metadata)?);
+                    env.tables.put(&table, wt.clone());
+                    wt
+                }
+            };
             write(&env.engine, ports, &wt, objects.clone()).await
         }
         .await;
@@ -379,7 +389,7 @@ pub async fn load_floe_toml(location: &str, store: &dyn ObjectStore) -> Result<F
 }
 
 /// Reads the function configuration from the environment (`FLOE_WAREHOUSE`, `FLOE_CONFIG`,
-/// `FLOE_DEFAULT_TABLE`, `FLOE_DLQ_URL`). Only the function binaries call this.
+/// `FLOE_DEFAULT_TABLE`, `FLOE_DLQ_URL`, `FLOE_TABLE_CACHE_SECS`). Only the function binaries call this.
 pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &super::Clients) -> Result<WriterEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let warehouse =
@@ -392,11 +402,18 @@ pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &super::Clien
         None => None,
     };
     let default_table: TableIdent = var("FLOE_DEFAULT_TABLE").unwrap_or_else(|| "default.events".into()).parse()?;
+    let cache_secs = match var("FLOE_TABLE_CACHE_SECS") {
+        None => 60,
+        Some(v) => v.trim().parse::<u64>().map_err(|_| {
+            Error::Config(format!("FLOE_TABLE_CACHE_SECS must be a whole number of seconds, got `{v}`"))
+        })?,
+    };
     Ok(WriterEnv {
         engine: EngineConfig::from_lookup(var)?,
         router: Router::new(config, default_table),
         warehouse: warehouse.trim_end_matches('/').into(),
         dead_letters: var("FLOE_DLQ_URL").map(|url| SqsQueue::new(clients.sqs.clone(), &url)),
+        tables: std::sync::Arc::new(WriterTables::new(std::time::Duration::from_secs(cache_secs))),
     })
 }
 
