@@ -101,7 +101,7 @@ async fn print_debt(ports: &floe::ports::Ports, t: &TableIdent, state: &floe::ta
         "compaction   {} partition(s), {small} small file(s), backlog {backlog} task(s) (levels: L0 writer files, L1/L2 compacted)",
         debt.len()
     );
-    debt.sort_by(|a, b| (b.1.tasks, b.1.small).cmp(&(a.1.tasks, a.1.small)));
+    debt.sort_by_key(|(_, d)| std::cmp::Reverse((d.tasks, d.small)));
     println!("  {:<48} {:>6} {:>6} {:>6} {:>6} {:>6} {:>5}", "partition", "files", "L0", "L1", "L2", "small", "tasks");
     for (p, d) in debt.iter().take(SHOWN_PARTITIONS) {
         let mut name = partition_path(m.default_partition_spec(), m.current_schema(), p);

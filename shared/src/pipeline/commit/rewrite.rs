@@ -175,7 +175,7 @@ fn judge(state: &TableState, manifests: &Manifests, request: &RewriteRequest) ->
     // references included), since the plan: the merge may bring deleted rows back or drop a key
     // whose kept copy is gone.
     let deletes = manifests.list.iter().any(|m| m.content != iceberg::spec::ManifestContentType::Data);
-    let foreign = since.as_ref().map_or(true, |s| s.iter().any(|op| op.foreign_change));
+    let foreign = since.as_ref().is_none_or(|s| s.iter().any(|op| op.foreign_change));
     if deletes || foreign {
         let reason = if deletes {
             "the table has row-level delete files, which Floe does not compact".to_string()
