@@ -65,14 +65,35 @@ def write_bomb(path: Path, value_bytes: int) -> int:
     return len(data)
 
 
+# Linux carries a process's peak RSS across fork and exec: a child forked straight from a big
+# process (pytest after other tests) reports the parent's peak as its own. So the command is
+# started by a small launcher process, and the launcher reports its child's peak.
+LAUNCHER = """
+import os, sys
+report, argv = int(sys.argv[1]), sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    os.close(report)
+    os.execvp(argv[0], argv)
+_, status, usage = os.wait4(pid, 0)
+os.write(report, f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss * 1024}".encode())
+"""
+
+
 def run_measured(argv, env=None) -> tuple[int, int, str]:
     """Runs argv (with `env` added to the environment); returns (exit code, peak RSS in bytes,
     stderr)."""
     with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, **(env or {})})
-        _, status, usage = os.wait4(p.pid, 0)
+        r, w = os.pipe()
+        p = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(w), *argv], stdout=subprocess.DEVNULL, stderr=err,
+                             env={**os.environ, **(env or {})}, pass_fds=(w,))
+        os.close(w)
+        report = os.read(r, 100).decode()
+        os.close(r)
+        p.wait()
+        code, rss = map(int, report.split())
         err.seek(0)
-        return os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024, err.read().decode(errors="replace")
+        return code, rss, err.read().decode(errors="replace")
 
 
 EVENTS_TABLE = ["--partition-by", "day(event_time),identity(tenant_id)", "--sort-by", "tenant_id,event_time",
