@@ -3,6 +3,7 @@
 
 mod bench;
 mod compact;
+mod function;
 mod generate;
 mod ingest;
 mod inputs;
@@ -44,6 +45,9 @@ enum Command {
     /// List and replay quarantined source objects.
     #[command(subcommand)]
     Quarantine(quarantine::QuarantineCommand),
+    /// Run a deployed function (writer, committer, compactor) locally, configured by the same
+    /// environment variables and fed from its queue as its event source mapping would.
+    RunFunction(function::RunFunctionArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
             Command::Compact(a) => compact::run(a).await,
             Command::Sweep(a) => compact::sweep(a).await,
             Command::Gen(a) => generate::run(a),
+            Command::RunFunction(a) => function::run(a).await,
             Command::Bench(a) => bench::run(a).await,
             Command::BenchTable(a) => longrun::run(a).await,
             Command::Quarantine(c) => quarantine::run(c).await,

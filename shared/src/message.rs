@@ -1,5 +1,6 @@
-//! The commit queue's messages: the file manifest a writer hands the committer, and the rewrite
-//! request a compactor sends ([`CommitRequest`] tells them apart).
+//! The commit queue's messages: the file manifest a writer hands the committer, the rewrite
+//! request a compactor sends, and the create request a writer sends for a table it sees first
+//! ([`CommitRequest`] tells them apart).
 //!
 //! Versioned JSON documents (documented in docs/MESSAGES.md). A file manifest names the destination table,
 //! the source objects the batch consumed (their identities are the exactly-once keys), and the
@@ -170,6 +171,38 @@ impl RewriteRequest {
     }
 }
 
+/// The `kind` of a create request.
+pub const CREATE_KIND: &str = "create";
+
+/// A writer's request to create a table it has data for and that does not exist yet.
+///
+/// Writers define a new table (its schema from the first object's Avro schema, its partition
+/// spec, sort order and properties from the configuration) but never register it: the committer
+/// is the only component that writes table metadata or catalog pointers. It writes `metadata`
+/// as the table's first metadata.json and creates the catalog entry if it is still absent; a
+/// request for a table that exists by then is a duplicate (the first definition wins, and
+/// writers conform to it or quarantine what does not fit).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CreateRequest {
+    /// Message version ([`MESSAGE_VERSION`]).
+    pub version: u32,
+    /// Always [`CREATE_KIND`].
+    pub kind: String,
+    /// The table.
+    pub table: TableIdent,
+    /// The object whose schema defines the table (for the log).
+    pub defined_by: String,
+    /// The table's first metadata: no snapshots, format v2.
+    pub metadata: iceberg::spec::TableMetadata,
+}
+
+impl CreateRequest {
+    /// A request to create `table` as `metadata`, defined by the object `defined_by`.
+    pub fn new(table: TableIdent, defined_by: String, metadata: iceberg::spec::TableMetadata) -> Self {
+        CreateRequest { version: MESSAGE_VERSION, kind: CREATE_KIND.into(), table, defined_by, metadata }
+    }
+}
+
 /// A message on the commit queue.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CommitRequest {
@@ -177,6 +210,8 @@ pub enum CommitRequest {
     Append(FileManifest),
     /// A compaction's files: a replace.
     Rewrite(RewriteRequest),
+    /// A new table's definition.
+    Create(Box<CreateRequest>),
 }
 
 impl CommitRequest {
@@ -195,8 +230,11 @@ impl CommitRequest {
             Some(REWRITE_KIND) if probe.version == MESSAGE_VERSION => {
                 Ok(CommitRequest::Rewrite(serde_json::from_str(body)?))
             }
-            Some(REWRITE_KIND) => Err(Error::Config(format!(
-                "rewrite request version {} is not supported (this build reads version {MESSAGE_VERSION})",
+            Some(CREATE_KIND) if probe.version == MESSAGE_VERSION => {
+                Ok(CommitRequest::Create(Box::new(serde_json::from_str(body)?)))
+            }
+            Some(kind @ (REWRITE_KIND | CREATE_KIND)) => Err(Error::Config(format!(
+                "{kind} request version {} is not supported (this build reads version {MESSAGE_VERSION})",
                 probe.version
             ))),
             Some(other) => Err(Error::Config(format!("commit message kind `{other}` is not known to this build"))),
@@ -208,6 +246,7 @@ impl CommitRequest {
         match self {
             CommitRequest::Append(m) => &m.table,
             CommitRequest::Rewrite(r) => &r.table,
+            CommitRequest::Create(c) => &c.table,
         }
     }
 }

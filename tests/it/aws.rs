@@ -10,7 +10,7 @@ use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor};
 use floe::adapters::aws::lambda::{Router, WriterEnv, handle_committer, handle_writer};
 use floe::adapters::aws::{self, AwsSettings, Catalog, Clients, SqsQueue};
 use floe::config::EngineConfig;
-use floe::pipeline::commit::Committer;
+use floe::pipeline::commit::{Committer, MessageResult};
 use floe::ports::Ports;
 use floe::sample::{self, Corruption, EventsSpec};
 use floe::testing::contract;
@@ -42,6 +42,7 @@ impl Env {
             commit_queue_url: String::new(),
             claim_check_prefix: format!("s3://lake-{suffix}/_floe/claims"),
             ingest_queue_url: None,
+            create_dynamodb_tables: true,
         };
         let clients = Clients::load(&settings).await;
         for b in ["landing", "lake"] {
@@ -129,6 +130,22 @@ impl Env {
             self.clients.sqs.delete_message().queue_url(url).receipt_handle(r).send().await.expect("delete");
         }
     }
+}
+
+/// A writer's first sight of a table on AWS: it cannot create the table itself, so it asks
+/// the committer (here with no wait: the batch fails and nothing is written); the committer
+/// registers the table; redelivered, the batch lands.
+pub(crate) async fn create_on_first_sight(writer_env: &WriterEnv, ports: &Ports, event: serde_json::Value) {
+    assert_eq!(writer_env.create_wait, Duration::ZERO, "the test runs the committer only after the writer");
+    match handle_writer(writer_env, ports, event).await {
+        Ok(r) => assert!(!r.batch_item_failures.is_empty(), "no table yet: the batch must fail"),
+        Err(e) => assert!(e.to_string().contains("asked the committer to create it"), "{e}"),
+    }
+    let mut committer = Committer::new(EngineConfig::default(), ports.clone());
+    let out = committer.run_once(10, Duration::from_secs(30)).await.expect("commit").expect("the create request");
+    assert_eq!(out.results.len(), 1, "{:?}", out.results);
+    assert_eq!(out.results[0].1, MessageResult::Created, "{:?}", out.results);
+    assert!(out.snapshots.is_empty(), "nothing was written before the table existed");
 }
 
 #[tokio::test]
@@ -229,8 +246,10 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
         warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
         dead_letters: Some(SqsQueue::new(env.clients.sqs.clone(), &dlq_url)),
         tables: std::sync::Arc::new(floe::table::WriterTables::new(Duration::from_secs(60))),
+        create_wait: Duration::ZERO,
     };
     let (event, receipts) = env.sqs_event(&ingest_url, 6, Duration::from_secs(20)).await;
+    create_on_first_sight(&writer_env, &ports, event.clone()).await;
     let response = handle_writer(&writer_env, &ports, event.clone()).await.expect("writer");
     assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
     env.delete_all(&ingest_url, &receipts).await;
@@ -335,7 +354,9 @@ async fn lock_contention_hands_messages_back_with_a_fresh_receive_count() {
         warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
         dead_letters: None,
         tables: Default::default(),
+        create_wait: Duration::ZERO,
     };
+    create_on_first_sight(&writer_env, &ports, serde_json::json!({ "Records": records })).await;
     let response = handle_writer(&writer_env, &ports, serde_json::json!({ "Records": records })).await.expect("writer");
     assert!(response.batch_item_failures.is_empty());
 
@@ -489,7 +510,10 @@ async fn overwritten_object_lands_what_each_notification_names(versioned: bool) 
             warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
             dead_letters: None,
             tables: Default::default(),
+            create_wait: Duration::ZERO,
         };
+        // Both versions offered: on an unversioned bucket the first is gone and cannot define it.
+        create_on_first_sight(&writer_env, &ports, serde_json::json!({ "Records": records.clone() })).await;
         for i in order {
             let one = serde_json::json!({ "Records": [records[i].clone()] });
             let response = handle_writer(&writer_env, &ports, one).await.expect("writer");
@@ -525,10 +549,13 @@ async fn overwritten_object_lands_what_each_notification_names(versioned: bool) 
             warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
             dead_letters: None,
             tables: Default::default(),
+            create_wait: Duration::ZERO,
         };
         let one = serde_json::json!({ "Records": [records[0].clone()] });
         let response = handle_writer(&writer_env, &ports, one).await.expect("writer");
         assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+        let untouched = ports.commit_queue.receive(10, Duration::from_secs(1)).await.expect("receive");
+        assert!(untouched.is_empty(), "an object that cannot define the table asks for no table: {untouched:?}");
         let late: Vec<_> = ports.ledger.quarantined().await.expect("quarantine").into_iter().collect();
         assert!(
             late.iter().any(|r| r.table.as_deref() == Some("default.late") && r.rejection.kind == "superseded"),

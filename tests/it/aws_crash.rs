@@ -182,6 +182,7 @@ async fn run_on_the_emulator(faults: Faults, transient: Option<&Arc<Dice>>) -> (
         warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
         dead_letters: None,
         tables: Default::default(),
+        create_wait: Duration::ZERO,
     });
     let engine = EngineConfig { lock_lease: Duration::from_secs(1), ..EngineConfig::default() };
     let commit_queue = Arc::new(

@@ -1,9 +1,11 @@
-//! Conditional creation of a table on first sight of data for it.
-//!
-//! The first metadata.json is written under a fresh name and registered with the catalog's
-//! create-if-absent; if another process won the race, its table is loaded instead and this
-//! attempt's metadata file is deleted. Creation is the one metadata write outside the
-//! committer, and it is safe for the same reason commits are: the catalog's conditional write.
+//! Creation of a table on first sight of data for it, in two steps: [`define_table`] derives
+//! the first metadata from the first readable object's Avro schema and the table's
+//! configuration (a writer's step: it reads, writes nothing), and [`register_table`] writes it
+//! as the first metadata.json and creates the catalog entry if absent (a metadata writer's
+//! step: the committer's on AWS, through a [`crate::message::CreateRequest`]; embedded, the one
+//! process does both in [`ensure_table`]). If another process won the race, its table is loaded
+//! instead and this attempt's metadata file is deleted: safe for the same reason commits are,
+//! the catalog's conditional write.
 
 use bytes::Bytes;
 use tracing::info;
@@ -11,15 +13,18 @@ use tracing::info;
 use crate::config::{EngineConfig, TableConfig, join_terms};
 use crate::convert::{avro, schema};
 use crate::ports::{ObjectMeta, Ports};
+use iceberg::spec::TableMetadata;
+
 use crate::table::{
     PROP_DEDUP_KEY, TableState, create_table_metadata, load_table, metadata_file_uri, partition_spec_text,
     sort_order_text, table_location,
 };
-use crate::{Error, PortError, Rejection, Result};
+use crate::{Error, PortError, Rejection, Result, TableIdent};
 
 /// Loads `cfg.table`, creating it from the schema of the first readable object if it is
-/// missing. Objects whose header cannot be read are skipped here (the writer quarantines them).
-/// Returns the state and whether this call created the table.
+/// missing (embedded mode, where one process holds every role). Objects whose header cannot be
+/// read are skipped here (the writer quarantines them). Returns the state and whether this call
+/// created the table.
 pub async fn ensure_table(
     ports: &Ports,
     engine: &EngineConfig,
@@ -27,69 +32,107 @@ pub async fn ensure_table(
     warehouse: &str,
     objects: &[ObjectMeta],
 ) -> Result<(TableState, bool)> {
-    if let Some(state) = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &cfg.table).await? {
-        check_settings(&state, cfg)?;
+    if let Some(state) = load_checked(ports, cfg).await? {
         return Ok((state, false));
     }
+    let definition = define_table(ports, engine, cfg, warehouse, objects).await?;
+    register_table(ports, &cfg.table, &definition.metadata).await
+}
+
+/// Loads `cfg.table` if it exists, refusing settings that contradict it.
+pub async fn load_checked(ports: &Ports, cfg: &TableConfig) -> Result<Option<TableState>> {
+    let Some(state) = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &cfg.table).await? else {
+        return Ok(None);
+    };
+    check_settings(&state, cfg)?;
+    Ok(Some(state))
+}
+
+/// A new table's first metadata, and the object whose schema defined it.
+#[derive(Debug, Clone)]
+pub struct Definition {
+    /// The first metadata (no snapshots).
+    pub metadata: TableMetadata,
+    /// The object whose Avro schema became the table's.
+    pub defined_by: String,
+}
+
+/// Defines `cfg.table` from the schema of the first readable object, without writing anything.
+/// Fails with [`Error::NoTableDefinition`] (every object refused, with its reason) when none
+/// can define it.
+pub async fn define_table(
+    ports: &Ports,
+    engine: &EngineConfig,
+    cfg: &TableConfig,
+    warehouse: &str,
+    objects: &[ObjectMeta],
+) -> Result<Definition> {
     let mut refused: Vec<(ObjectMeta, Rejection)> = vec![];
     for obj in objects {
-        if obj.size == 0 {
-            refused.push((obj.clone(), Rejection::new("empty", "zero-byte object")));
-            continue;
+        match schema_of(ports, engine, obj).await? {
+            Ok(iceberg_schema) => {
+                let location = table_location(warehouse, &cfg.table);
+                let metadata = create_table_metadata(iceberg_schema, cfg, &location)?;
+                return Ok(Definition { metadata, defined_by: obj.uri.clone() });
+            }
+            Err(r) => refused.push((obj.clone(), r)),
         }
-        if obj.size > engine.max_object_bytes {
-            let why = format!("{} bytes is over the limit of {}", obj.size, engine.max_object_bytes);
-            refused.push((obj.clone(), Rejection::new("too-large", why)));
-            continue;
-        }
-        // The notified version only: one gone since cannot define the table (nor land in it).
-        let Some(bytes) = ports.store.get_version(obj).await? else {
-            refused.push((obj.clone(), super::write::superseded(obj)));
-            continue;
-        };
-        let info = match avro::inspect(&bytes) {
-            Ok(i) => i,
-            Err(r) => {
-                refused.push((obj.clone(), r));
-                continue;
-            }
-        };
-        let iceberg_schema =
-            match schema::parse_avro_schema(&info.schema_json).and_then(|s| schema::avro_to_iceberg(&s)) {
-                Ok(s) => s,
-                Err(e) => {
-                    refused.push((obj.clone(), Rejection::new("schema", e.to_string())));
-                    continue;
-                }
-            };
-        let location = table_location(warehouse, &cfg.table);
-        let metadata = create_table_metadata(iceberg_schema, cfg, &location)?;
-        let meta_uri = metadata_file_uri(&location, 0);
-        ports.store.put_if_absent(&meta_uri, Bytes::from(serde_json::to_vec(&metadata)?)).await?;
-        return match ports.pointer.create(&cfg.table, &meta_uri).await {
-            Ok(_) => {
-                info!(table = %cfg.table, schema_from = %obj.uri, "table created");
-                let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &cfg.table).await?;
-                Ok((state.ok_or_else(|| Error::NoSuchTable(cfg.table.to_string()))?, true))
-            }
-            Err(PortError::Conflict(_)) => {
-                // Created concurrently, or by our own earlier attempt whose answer was lost.
-                let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &cfg.table)
-                    .await?
-                    .ok_or_else(|| Error::NoSuchTable(cfg.table.to_string()))?;
-                let ours = state.pointer.metadata_location == meta_uri;
-                if !ours {
-                    let _ = ports.store.delete(&meta_uri).await;
-                }
-                Ok((state, ours))
-            }
-            Err(e) => Err(e.into()),
-        };
     }
     if refused.is_empty() {
         return Err(Error::Config(format!("table {} does not exist and there is no input to define it", cfg.table)));
     }
     Err(Error::NoTableDefinition { table: cfg.table.to_string(), refused })
+}
+
+/// The Iceberg schema of an object's Avro writer schema, or why it cannot define a table.
+async fn schema_of(
+    ports: &Ports,
+    engine: &EngineConfig,
+    obj: &ObjectMeta,
+) -> Result<std::result::Result<iceberg::spec::Schema, Rejection>> {
+    if obj.size == 0 {
+        return Ok(Err(Rejection::new("empty", "zero-byte object")));
+    }
+    if obj.size > engine.max_object_bytes {
+        let why = format!("{} bytes is over the limit of {}", obj.size, engine.max_object_bytes);
+        return Ok(Err(Rejection::new("too-large", why)));
+    }
+    // The notified version only: one gone since cannot define the table (nor land in it).
+    let Some(bytes) = ports.store.get_version(obj).await? else {
+        return Ok(Err(super::write::superseded(obj)));
+    };
+    let info = match avro::inspect(&bytes) {
+        Ok(i) => i,
+        Err(r) => return Ok(Err(r)),
+    };
+    Ok(schema::parse_avro_schema(&info.schema_json)
+        .and_then(|s| schema::avro_to_iceberg(&s))
+        .map_err(|e| Rejection::new("schema", e.to_string())))
+}
+
+/// Registers a defined table: writes `metadata` as its first metadata.json (create-only, under
+/// a fresh name) and creates the catalog entry if absent. If the table exists by then (created
+/// concurrently, or by an earlier attempt of ours whose answer was lost), that table is loaded
+/// and this attempt's metadata file deleted. Returns the state and whether this call created it.
+pub async fn register_table(ports: &Ports, table: &TableIdent, metadata: &TableMetadata) -> Result<(TableState, bool)> {
+    let meta_uri = metadata_file_uri(metadata.location(), 0);
+    ports.store.put_if_absent(&meta_uri, Bytes::from(serde_json::to_vec(metadata)?)).await?;
+    let created = match ports.pointer.create(table, &meta_uri).await {
+        Ok(_) => true,
+        Err(PortError::Conflict(_)) => false,
+        Err(e) => return Err(e.into()),
+    };
+    let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), table)
+        .await?
+        .ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
+    let ours = state.pointer.metadata_location == meta_uri;
+    if !ours {
+        let _ = ports.store.delete(&meta_uri).await;
+    }
+    if created {
+        info!(%table, "table created");
+    }
+    Ok((state, ours))
 }
 
 /// Refuses settings that contradict an existing table (changing a table's partitioning, sort

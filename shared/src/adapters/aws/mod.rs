@@ -77,6 +77,11 @@ pub struct AwsSettings {
     pub commit_queue_url: String,
     /// S3 prefix for manifests too large for one SQS message (claim checks).
     pub claim_check_prefix: String,
+    /// Whether to create the DynamoDB tables at cold start if they are missing
+    /// (`FLOE_CREATE_DYNAMODB_TABLES`, default `true`). A deployment that manages them (the
+    /// Terraform module) sets `false`: the functions then neither describe nor create tables,
+    /// and their roles need no such permission.
+    pub create_dynamodb_tables: bool,
     /// SQS URL of the writers' (ingest) queue: `FLOE_INGEST_QUEUE_URL`. The committer sends
     /// the sources of an overlapping manifest back there, so it requires it
     /// ([`AwsSettings::ingest_queue`]).
@@ -93,7 +98,7 @@ pub const DEFAULT_LEDGER_TABLE: &str = "floe_ledger";
 impl AwsSettings {
     /// Reads `AWS_ENDPOINT_URL`, `FLOE_CATALOG`, `FLOE_GLUE_CATALOG_ID`, `FLOE_GLUE_SKIP_ARCHIVE`,
     /// `FLOE_CATALOG_TABLE`, `FLOE_LOCK_TABLE`, `FLOE_LEDGER_TABLE`, `FLOE_COMMIT_QUEUE_URL`,
-    /// `FLOE_INGEST_QUEUE_URL` and `FLOE_WAREHOUSE`
+    /// `FLOE_INGEST_QUEUE_URL`, `FLOE_CREATE_DYNAMODB_TABLES` and `FLOE_WAREHOUSE`
     /// (claim checks go under `<FLOE_WAREHOUSE>/_floe/claims`). Only binaries and tests call this.
     pub fn from_env() -> Result<Self> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
@@ -106,12 +111,22 @@ impl AwsSettings {
                 var("FLOE_GLUE_SKIP_ARCHIVE").as_deref(),
             )?,
             ingest_queue_url: var("FLOE_INGEST_QUEUE_URL"),
+            create_dynamodb_tables: flag("FLOE_CREATE_DYNAMODB_TABLES", var("FLOE_CREATE_DYNAMODB_TABLES"))?,
             catalog_table: var("FLOE_CATALOG_TABLE").unwrap_or_else(|| DEFAULT_CATALOG_TABLE.into()),
             lock_table: var("FLOE_LOCK_TABLE").unwrap_or_else(|| DEFAULT_LOCK_TABLE.into()),
             ledger_table: var("FLOE_LEDGER_TABLE").unwrap_or_else(|| DEFAULT_LEDGER_TABLE.into()),
             commit_queue_url: var("FLOE_COMMIT_QUEUE_URL").unwrap_or_default(),
             claim_check_prefix: format!("{}/_floe/claims", warehouse.trim_end_matches('/')),
         })
+    }
+}
+
+/// A boolean setting: `true`/`false` (also `1`/`0`, `yes`/`no`); unset means `true`.
+fn flag(name: &str, value: Option<String>) -> Result<bool> {
+    match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("" | "true" | "1" | "yes") => Ok(true),
+        Some("false" | "0" | "no") => Ok(false),
+        Some(other) => Err(Error::Config(format!("{name} must be `true` or `false`, got `{other}`"))),
     }
 }
 
@@ -188,7 +203,8 @@ pub async fn connect(settings: &AwsSettings) -> Result<Ports> {
 }
 
 /// Builds the ports on AWS from `clients`, creating the DynamoDB tables the roles need if they
-/// are missing (as Iceberg Java's DynamoDB catalog and lock manager do).
+/// are missing (as Iceberg Java's DynamoDB catalog and lock manager do), unless
+/// `create_dynamodb_tables` is off.
 pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<Ports> {
     if settings.commit_queue_url.is_empty() {
         return Err(Error::Config("FLOE_COMMIT_QUEUE_URL is not set".into()));
@@ -197,7 +213,9 @@ pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<P
     let pointer: Arc<dyn TablePointer> = match &settings.catalog {
         Catalog::DynamoDb => {
             let pointer = DynamoDbTablePointer::new(clients.dynamodb.clone(), &settings.catalog_table);
-            pointer.ensure_table().await?;
+            if settings.create_dynamodb_tables {
+                pointer.ensure_table().await?;
+            }
             Arc::new(pointer)
         }
         Catalog::Glue { catalog_id, keep_archive } => {
@@ -205,9 +223,11 @@ pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<P
         }
     };
     let lock = DynamoDbLock::new(clients.dynamodb.clone(), &settings.lock_table);
-    lock.ensure_table().await?;
     let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table);
-    ledger.ensure_table().await?;
+    if settings.create_dynamodb_tables {
+        lock.ensure_table().await?;
+        ledger.ensure_table().await?;
+    }
     let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
         .with_claim_check(store.clone(), &settings.claim_check_prefix);
     let ports = Ports {

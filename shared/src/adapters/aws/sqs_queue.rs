@@ -51,7 +51,8 @@ impl Queue for SqsQueue {
                 PortError::Invalid(format!("a {} byte message needs a claim check store (FLOE_WAREHOUSE)", body.len()))
             })?;
             let uri = format!("{prefix}/{}.json", uuid::Uuid::new_v4());
-            store.put(&uri, Bytes::from(body)).await?;
+            // Create-only, like every object Floe writes (a fresh name never exists).
+            store.put_if_absent(&uri, Bytes::from(body)).await?;
             format!("{CLAIM_PREFIX}{uri}")
         } else {
             body

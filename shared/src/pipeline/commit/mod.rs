@@ -1,5 +1,7 @@
 //! The committer role: the only code that writes Iceberg metadata and swaps table pointers.
 //!
+//! A writer's create request for a table seen for the first time registers the table first
+//! ([`Committer::create`]: the first definition wins, a later one is a duplicate).
 //! For a batch of commit queue messages, per table under its lock: the file manifests become one
 //! append snapshot ([`append`]: exactly-once per source object through the ledger), then each
 //! rewrite request becomes a `replace` snapshot if every file it removes is still live
@@ -23,7 +25,7 @@ use tracing::{instrument, warn};
 
 use crate::config::EngineConfig;
 use crate::fault::FaultPoint;
-use crate::message::{CommitRequest, FileManifest, RewriteRequest, SourceRef};
+use crate::message::{CommitRequest, CreateRequest, FileManifest, RewriteRequest, SourceRef};
 use crate::ports::{Lease, Message, Pointer, Ports};
 use crate::table::maintain::{EXPIRE_BATCH, ExpiryPolicy, gc_enabled};
 use crate::table::{Manifests, SnapshotPlan, TableState, load_table};
@@ -37,7 +39,10 @@ pub enum MessageResult {
         /// The snapshot holding its rows.
         snapshot_id: i64,
     },
-    /// Every source it names was already committed: a redelivery. Acknowledge it.
+    /// A create request that registered its table. Acknowledge it.
+    Created,
+    /// Every source it names was already committed: a redelivery (or a create request for a
+    /// table that exists). Acknowledge it.
     Duplicate,
     /// It overlaps sources committed by another batch. Its files are not committed; the
     /// listed sources (those not yet committed) must be written again. Acknowledge it.
@@ -74,6 +79,7 @@ impl MessageResult {
         matches!(
             self,
             MessageResult::Committed { .. }
+                | MessageResult::Created
                 | MessageResult::Duplicate
                 | MessageResult::Overlap { .. }
                 | MessageResult::Stale { .. }
@@ -192,8 +198,10 @@ impl Committer {
     pub async fn commit(&mut self, msgs: &[Message]) -> CommitOutcome {
         let mut out = CommitOutcome::default();
         let mut by_table: HashMap<TableIdent, Group> = HashMap::new();
+        let mut creates = vec![];
         for m in msgs {
             match CommitRequest::from_json(&m.body) {
+                Ok(CommitRequest::Create(c)) => creates.push((m.id.clone(), c)),
                 Ok(CommitRequest::Append(fm)) => {
                     by_table.entry(fm.table.clone()).or_default().appends.push((m.id.clone(), fm))
                 }
@@ -205,6 +213,10 @@ impl Committer {
                     out.results.push((m.id.clone(), MessageResult::Poison { reason: e.to_string() }));
                 }
             }
+        }
+        for (id, request) in creates {
+            let result = self.create(&request).await;
+            out.results.push((id, result));
         }
         let mut tables: Vec<_> = by_table.into_iter().collect();
         tables.sort_by(|a, b| a.0.cmp(&b.0));
@@ -227,6 +239,30 @@ impl Committer {
             }
         }
         out
+    }
+
+    /// Registers a table a writer defined, unless it exists: the catalog's create-if-absent
+    /// makes the first definition win. Needs no lock (it never touches an existing table).
+    async fn create(&mut self, request: &CreateRequest) -> MessageResult {
+        let table = &request.table;
+        let m = &request.metadata;
+        if m.snapshots().next().is_some() || m.format_version() != iceberg::spec::FormatVersion::V2 {
+            let reason = format!("create request for {table} is not a new format v2 table");
+            return MessageResult::Poison { reason };
+        }
+        match self.ports.pointer.load(table).await {
+            Ok(Some(_)) => return MessageResult::Duplicate,
+            Ok(None) => {}
+            Err(e) => return MessageResult::Retry { reason: e.to_string() },
+        }
+        match crate::pipeline::create::register_table(&self.ports, table, m).await {
+            Ok((_, ours)) => {
+                tracing::info!(%table, defined_by = %request.defined_by, ours, "create request settled");
+                self.cache.remove(table);
+                if ours { MessageResult::Created } else { MessageResult::Duplicate }
+            }
+            Err(e) => MessageResult::Retry { reason: e.to_string() },
+        }
     }
 
     async fn acquire(&self, table: &TableIdent) -> Result<Lease> {

@@ -4,6 +4,7 @@
 //! compactor's glue is in [`compactor`].
 
 pub mod compactor;
+mod writer;
 
 use std::collections::BTreeMap;
 
@@ -16,10 +17,10 @@ use super::SqsQueue;
 use crate::config::{EngineConfig, FloeToml, TableConfig};
 use crate::fault::FaultPoint;
 use crate::pipeline::commit::{Committer, MessageResult};
-use crate::pipeline::create::ensure_table;
 use crate::pipeline::write::{quarantine, write};
 use crate::ports::{Message, ObjectMeta, ObjectStore, Ports, Queue};
-use crate::table::{WriterTable, WriterTables};
+use crate::table::WriterTables;
+pub use writer::writer_table;
 use crate::{Error, PortError, Result, TableIdent};
 
 /// A lenient S3 notification: only the fields Floe reads (moto and some tools omit others).
@@ -155,6 +156,9 @@ pub struct WriterEnv {
     pub dead_letters: Option<SqsQueue>,
     /// Tables' writer views, kept across warm invocations (`FLOE_TABLE_CACHE_SECS`).
     pub tables: std::sync::Arc<WriterTables>,
+    /// How long to wait for the committer to create a table this writer asked for
+    /// (`FLOE_CREATE_WAIT_SECS`); then the batch fails and is redelivered.
+    pub create_wait: std::time::Duration,
 }
 
 /// The dead-letter message of a quarantined object (JSON): what it was, where it was going,
@@ -223,15 +227,7 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
     for (table, (cfg, items)) in by_table {
         let objects: Vec<ObjectMeta> = items.iter().map(|(_, o)| o.clone()).collect();
         let outcome = async {
-            let wt = match env.tables.get(&table) {
-                Some(wt) => wt,
-                None => {
-                    let (state, _) = ensure_table(ports, &env.engine, &cfg, &env.warehouse, &objects).await?;
-                    let wt = std::sync::Arc::new(WriterTable::from_metadata(&table, &state.metadata)?);
-                    env.tables.put(&table, wt.clone());
-                    wt
-                }
-            };
+            let wt = writer_table(env, ports, &cfg, &objects).await?;
             write(&env.engine, ports, &wt, objects.clone()).await
         }
         .await;
@@ -389,7 +385,7 @@ pub async fn load_floe_toml(location: &str, store: &dyn ObjectStore) -> Result<F
 }
 
 /// Reads the function configuration from the environment (`FLOE_WAREHOUSE`, `FLOE_CONFIG`,
-/// `FLOE_DEFAULT_TABLE`, `FLOE_DLQ_URL`, `FLOE_TABLE_CACHE_SECS`). Only the function binaries call this.
+/// `FLOE_DEFAULT_TABLE`, `FLOE_DLQ_URL`, `FLOE_TABLE_CACHE_SECS`, `FLOE_CREATE_WAIT_SECS`). Only the function binaries call this.
 pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &super::Clients) -> Result<WriterEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let warehouse =
@@ -402,18 +398,22 @@ pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &super::Clien
         None => None,
     };
     let default_table: TableIdent = var("FLOE_DEFAULT_TABLE").unwrap_or_else(|| "default.events".into()).parse()?;
-    let cache_secs = match var("FLOE_TABLE_CACHE_SECS") {
-        None => 60,
-        Some(v) => v.trim().parse::<u64>().map_err(|_| {
-            Error::Config(format!("FLOE_TABLE_CACHE_SECS must be a whole number of seconds, got `{v}`"))
-        })?,
+    let secs = |name: &str, default: u64| match var(name) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| Error::Config(format!("{name} must be a whole number of seconds, got `{v}`"))),
     };
+    let cache_secs = secs("FLOE_TABLE_CACHE_SECS", 60)?;
+    let create_wait = secs("FLOE_CREATE_WAIT_SECS", 30)?;
     Ok(WriterEnv {
         engine: EngineConfig::from_lookup(var)?,
         router: Router::new(config, default_table),
         warehouse: warehouse.trim_end_matches('/').into(),
         dead_letters: var("FLOE_DLQ_URL").map(|url| SqsQueue::new(clients.sqs.clone(), &url)),
         tables: std::sync::Arc::new(WriterTables::new(std::time::Duration::from_secs(cache_secs))),
+        create_wait: std::time::Duration::from_secs(create_wait),
     })
 }
 

@@ -1,0 +1,80 @@
+# The DynamoDB tables (catalog in Iceberg Java's DynamoDbCatalog layout, the committer lock in
+# DynamoDbLockManager's, the exactly-once ledger), or Glue databases with catalog = "glue".
+# On-demand capacity, point-in-time recovery. The functions are told not to create tables
+# (FLOE_CREATE_DYNAMODB_TABLES=false), so their roles need no DescribeTable/CreateTable.
+
+resource "aws_dynamodb_table" "catalog" {
+  count                       = var.catalog == "dynamodb" ? 1 : 0
+  name                        = local.catalog_table
+  billing_mode                = "PAY_PER_REQUEST"
+  hash_key                    = "identifier"
+  range_key                   = "namespace"
+  deletion_protection_enabled = var.deletion_protection
+  attribute {
+    name = "identifier"
+    type = "S"
+  }
+  attribute {
+    name = "namespace"
+    type = "S"
+  }
+  global_secondary_index {
+    name            = "namespace-identifier"
+    hash_key        = "namespace"
+    range_key       = "identifier"
+    projection_type = "KEYS_ONLY"
+  }
+  point_in_time_recovery {
+    enabled = true
+  }
+  server_side_encryption {
+    enabled     = var.kms_key_arn != null
+    kms_key_arn = var.kms_key_arn
+  }
+  tags = var.tags
+}
+
+resource "aws_dynamodb_table" "lock" {
+  name                        = local.lock_table
+  billing_mode                = "PAY_PER_REQUEST"
+  hash_key                    = "entityId"
+  deletion_protection_enabled = var.deletion_protection
+  attribute {
+    name = "entityId"
+    type = "S"
+  }
+  point_in_time_recovery {
+    enabled = true
+  }
+  server_side_encryption {
+    enabled     = var.kms_key_arn != null
+    kms_key_arn = var.kms_key_arn
+  }
+  tags = var.tags
+}
+
+resource "aws_dynamodb_table" "ledger" {
+  name                        = local.ledger_table
+  billing_mode                = "PAY_PER_REQUEST"
+  hash_key                    = "pk"
+  deletion_protection_enabled = var.deletion_protection
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+  point_in_time_recovery {
+    enabled = true
+  }
+  server_side_encryption {
+    enabled     = var.kms_key_arn != null
+    kms_key_arn = var.kms_key_arn
+  }
+  tags = var.tags
+}
+
+resource "aws_glue_catalog_database" "namespace" {
+  for_each    = var.catalog == "glue" ? toset(var.glue_databases) : toset([])
+  name        = each.value
+  description = "Iceberg tables landed by Floe (${var.name_prefix})"
+  tags        = var.tags
+}

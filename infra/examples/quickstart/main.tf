@@ -1,0 +1,67 @@
+# Floe quickstart: the whole pipeline in one region, from the functions `make lambda` builds.
+#
+#   make deploy                      # cargo lambda build + terraform apply of this folder
+#   make deploy-local                # the same against LocalStack or moto (AWS_ENDPOINT_URL)
+#
+# See README.md here for the variables and what to do next.
+
+terraform {
+  required_version = ">= 1.5.0"
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.40.0, < 7.0.0"
+    }
+  }
+}
+
+locals {
+  emulated = var.aws_endpoint_url != null
+}
+
+provider "aws" {
+  region = var.region
+
+  # Against LocalStack or moto every service goes to one endpoint, with test credentials and
+  # path-style S3; on AWS (aws_endpoint_url = null) these settings stay unset.
+  s3_use_path_style           = local.emulated
+  skip_credentials_validation = local.emulated
+  skip_metadata_api_check     = local.emulated
+  skip_requesting_account_id  = local.emulated
+  skip_region_validation      = local.emulated
+
+  endpoints {
+    cloudwatch     = var.aws_endpoint_url
+    cloudwatchlogs = var.aws_endpoint_url
+    dynamodb       = var.aws_endpoint_url
+    events         = var.aws_endpoint_url
+    glue           = var.aws_endpoint_url
+    iam            = var.aws_endpoint_url
+    lambda         = var.aws_endpoint_url
+    s3             = var.aws_endpoint_url
+    sqs            = var.aws_endpoint_url
+    sts            = var.aws_endpoint_url
+  }
+
+  default_tags {
+    tags = { "floe:deployment" = var.name_prefix }
+  }
+}
+
+module "floe" {
+  source = "../.."
+
+  name_prefix         = var.name_prefix
+  artifacts_dir       = var.artifacts_dir
+  architecture        = var.architecture
+  catalog             = var.catalog
+  glue_databases      = var.glue_databases
+  default_table       = var.default_table
+  floe_toml           = var.floe_toml_path == null ? null : file(var.floe_toml_path)
+  routes              = var.routes
+  compact_tables      = var.compact_tables
+  force_destroy       = var.force_destroy
+  deletion_protection = var.deletion_protection
+  alarm_actions       = var.alarm_actions
+  aws_endpoint_url    = var.aws_endpoint_url
+}

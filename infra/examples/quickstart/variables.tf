@@ -1,0 +1,86 @@
+variable "region" {
+  description = "AWS region to deploy to."
+  type        = string
+  default     = "us-east-1"
+}
+
+variable "name_prefix" {
+  description = "Prefix of every resource name."
+  type        = string
+  default     = "floe"
+}
+
+variable "artifacts_dir" {
+  description = "Where `make lambda` (cargo lambda build --output-format zip) put the functions' zips."
+  type        = string
+  default     = "../../../target/lambda"
+}
+
+variable "architecture" {
+  description = "arm64 or x86_64: what the functions were built for (make deploy ARCH=...)."
+  type        = string
+  default     = "arm64"
+}
+
+variable "catalog" {
+  description = "dynamodb (query with PyIceberg or Spark) or glue (query with Athena, EMR, Trino)."
+  type        = string
+  default     = "dynamodb"
+}
+
+variable "glue_databases" {
+  description = "With catalog = glue: the namespaces of your tables."
+  type        = list(string)
+  default     = ["default"]
+}
+
+variable "default_table" {
+  description = "Without a floe.toml, every object lands here."
+  type        = string
+  default     = "default.events"
+}
+
+variable "floe_toml_path" {
+  description = "Path of a floe.toml with your tables and their routes (see floe.toml.example at the repository root). Null: one table, default_table."
+  type        = string
+  default     = null
+}
+
+variable "routes" {
+  description = "Landing key prefixes (and suffixes) that notify the writers; with a floe.toml, its tables' prefixes."
+  type = list(object({
+    prefix = string
+    suffix = optional(string, ".avro")
+  }))
+  default = [{ prefix = "", suffix = ".avro" }]
+}
+
+variable "compact_tables" {
+  description = "Tables the compactor merges (empty: default_table)."
+  type        = list(string)
+  default     = []
+}
+
+variable "force_destroy" {
+  description = "Let terraform destroy delete the buckets with their contents (tests; never with data you keep)."
+  type        = bool
+  default     = false
+}
+
+variable "deletion_protection" {
+  description = "DynamoDB deletion protection."
+  type        = bool
+  default     = true
+}
+
+variable "alarm_actions" {
+  description = "SNS topic ARNs notified by the alarms."
+  type        = list(string)
+  default     = []
+}
+
+variable "aws_endpoint_url" {
+  description = "LocalStack or moto endpoint (make deploy-local sets it from AWS_ENDPOINT_URL). Null on AWS."
+  type        = string
+  default     = null
+}

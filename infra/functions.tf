@@ -1,0 +1,100 @@
+# The three functions, their log groups, the SQS event sources (writer <- ingest queue,
+# committer <- commit queue, both reporting partial batch failures) and the compactor's
+# schedules. The committer runs with reserved concurrency 1: one committer per deployment
+# (its DynamoDB lock keeps any other committer out as well).
+
+resource "aws_cloudwatch_log_group" "function" {
+  # checkov:skip=CKV_AWS_158:Encrypted with CloudWatch's default key unless kms_key_arn is given (the key policy must then allow CloudWatch Logs).
+  # checkov:skip=CKV_AWS_338:Retention is the log_retention_days variable (30 days by default): logs here are operational, not an audit trail (the snapshot summaries are).
+  for_each          = local.deployed
+  name              = "/aws/lambda/${each.value}"
+  retention_in_days = var.log_retention_days
+  kms_key_id        = var.kms_key_arn
+  tags              = var.tags
+}
+
+resource "aws_lambda_function" "function" {
+  # checkov:skip=CKV_AWS_117:The functions reach only AWS APIs (S3, SQS, DynamoDB, Glue); a VPC adds NAT or endpoint costs and is the user's choice.
+  # checkov:skip=CKV_AWS_272:Code signing needs a signing profile of the user's; cargo lambda builds are reproducible from this repository.
+  # checkov:skip=CKV_AWS_116:Failed messages go to the source queues' dead-letter queues (redrive policies); a function DLQ only serves asynchronous invocations.
+  # checkov:skip=CKV_AWS_173:The environment holds resource names and URLs only, no secrets; Lambda encrypts it at rest with an AWS-managed key.
+  # checkov:skip=CKV_AWS_50:X-Ray tracing is optional; the functions log one JSON line per object, batch and commit.
+  # checkov:skip=CKV_AWS_115:The committer has reserved concurrency 1; writers are bounded by the event source's maximum concurrency instead, so as not to take account concurrency from other functions.
+  for_each      = local.deployed
+  function_name = each.value
+  role          = aws_iam_role.function[each.key].arn
+  runtime       = "provided.al2023"
+  handler       = "bootstrap"
+  architectures = [var.architecture]
+  filename      = "${var.artifacts_dir}/${local.binaries[each.key]}/bootstrap.zip"
+  # The zip's hash, so a rebuilt binary is redeployed.
+  source_code_hash               = filebase64sha256("${var.artifacts_dir}/${local.binaries[each.key]}/bootstrap.zip")
+  memory_size                    = local.memory[each.key]
+  timeout                        = local.timeout[each.key]
+  reserved_concurrent_executions = each.key == "committer" ? 1 : -1
+  kms_key_arn                    = var.kms_key_arn
+  environment {
+    variables = local.environments[each.key]
+  }
+  logging_config {
+    log_format = "Text"
+    log_group  = aws_cloudwatch_log_group.function[each.key].name
+  }
+  tags       = var.tags
+  depends_on = [aws_iam_role_policy.function, aws_cloudwatch_log_group.function]
+}
+
+resource "aws_lambda_event_source_mapping" "writer" {
+  event_source_arn                   = aws_sqs_queue.ingest.arn
+  function_name                      = aws_lambda_function.function["writer"].arn
+  batch_size                         = var.writer_batch_size
+  maximum_batching_window_in_seconds = var.writer_batching_window_seconds
+  function_response_types            = ["ReportBatchItemFailures"]
+  scaling_config {
+    maximum_concurrency = var.writer_max_concurrency
+  }
+}
+
+resource "aws_lambda_event_source_mapping" "committer" {
+  event_source_arn                   = aws_sqs_queue.commit.arn
+  function_name                      = aws_lambda_function.function["committer"].arn
+  batch_size                         = var.committer_batch_size
+  maximum_batching_window_in_seconds = var.committer_batching_window_seconds
+  function_response_types            = ["ReportBatchItemFailures"]
+}
+
+# --- compactor schedules ------------------------------------------------------------------
+
+locals {
+  schedules = var.compactor_enabled ? merge(
+    { compact = { expression = var.compactor_schedule, detail = {} } },
+    var.orphan_sweep_schedule == null ? {} : {
+      sweep = { expression = var.orphan_sweep_schedule, detail = { sweep_older_than_hours = var.orphan_sweep_older_than_hours } }
+    },
+  ) : {}
+}
+
+resource "aws_cloudwatch_event_rule" "compactor" {
+  for_each            = local.schedules
+  name                = "${var.name_prefix}-compactor-${each.key}"
+  description         = "Floe compactor tick (${each.key})"
+  schedule_expression = each.value.expression
+  tags                = var.tags
+}
+
+resource "aws_cloudwatch_event_target" "compactor" {
+  for_each = local.schedules
+  rule     = aws_cloudwatch_event_rule.compactor[each.key].name
+  arn      = aws_lambda_function.function["compactor"].arn
+  # The handler reads options from the event's detail (events/compactor/*.json).
+  input = jsonencode({ "detail-type" = "Scheduled Event", source = "aws.events", detail = each.value.detail })
+}
+
+resource "aws_lambda_permission" "compactor" {
+  for_each      = local.schedules
+  statement_id  = "AllowEventBridge-${each.key}"
+  action        = "lambda:InvokeFunction"
+  function_name = aws_lambda_function.function["compactor"].function_name
+  principal     = "events.amazonaws.com"
+  source_arn    = aws_cloudwatch_event_rule.compactor[each.key].arn
+}

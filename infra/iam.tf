@@ -1,0 +1,287 @@
+# One role per function, least privilege:
+#
+# - writer: reads the landing bucket and table metadata, writes data files (create-only) and
+#   claim checks, sends to the commit queue, reads the catalog, looks up and writes the
+#   ledger's quarantine records. It cannot write metadata, change a catalog entry, touch the
+#   lock or create a table: for a table it sees first it asks the committer (a create request).
+# - committer: the only role that writes table metadata, creates and swaps catalog entries
+#   and holds the lock; it deletes files of expired snapshots and rejected rewrites.
+# - compactor: reads metadata and data, writes data files (create-only), sends rewrite
+#   requests; deletes only with the orphan sweep on.
+#
+# Every function writes only its own log group. tests/python/test_infra.py checks these claims
+# against `terraform show -json` of a plan.
+
+locals {
+  glue_arns = [
+    "arn:${local.partition}:glue:${local.region}:${local.account}:catalog",
+    "arn:${local.partition}:glue:${local.region}:${local.account}:database/*",
+    "arn:${local.partition}:glue:${local.region}:${local.account}:table/*/*",
+  ]
+  catalog_table_arn = "arn:${local.partition}:dynamodb:${local.region}:${local.account}:table/${local.catalog_table}"
+  sweep             = var.compactor_enabled && var.orphan_sweep_schedule != null
+}
+
+data "aws_iam_policy_document" "assume_lambda" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "function" {
+  for_each           = local.deployed
+  name               = "${each.value}-role"
+  assume_role_policy = data.aws_iam_policy_document.assume_lambda.json
+  tags               = var.tags
+}
+
+# --- writer -------------------------------------------------------------------------------
+
+data "aws_iam_policy_document" "writer" {
+  statement {
+    sid       = "OwnLogGroup"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.function["writer"].arn}:*"]
+  }
+  statement {
+    sid       = "ReadLandingObjects"
+    actions   = ["s3:GetObject", "s3:GetObjectVersion"]
+    resources = ["${aws_s3_bucket.landing.arn}/*"]
+  }
+  statement {
+    sid       = "ListLandingSoMissingIsNotFound"
+    actions   = ["s3:ListBucket", "s3:ListBucketVersions"]
+    resources = [aws_s3_bucket.landing.arn]
+  }
+  statement {
+    sid       = "ReadTableMetadataAndConfig"
+    actions   = ["s3:GetObject"]
+    resources = [local.warehouse_objects]
+  }
+  statement {
+    sid       = "ListWarehouseSoMissingIsNotFound"
+    actions   = ["s3:ListBucket"]
+    resources = [local.warehouse_arn]
+    condition {
+      test     = "StringLike"
+      variable = "s3:prefix"
+      values   = ["${var.warehouse_prefix}/*"]
+    }
+  }
+  statement {
+    sid       = "CreateDataFilesAndClaimChecksOnly"
+    actions   = ["s3:PutObject"]
+    resources = [local.data_objects, local.claim_objects]
+    # Create-only: every put must carry If-None-Match, so no existing object is overwritten.
+    condition {
+      test     = "Null"
+      variable = "s3:if-none-match"
+      values   = ["false"]
+    }
+  }
+  statement {
+    sid       = "ConsumeIngestQueue"
+    actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"]
+    resources = [aws_sqs_queue.ingest.arn]
+  }
+  statement {
+    sid       = "SendToCommitQueue"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.commit.arn]
+  }
+  statement {
+    sid       = "LookUpSources"
+    actions   = ["dynamodb:BatchGetItem", "dynamodb:GetItem"]
+    resources = [aws_dynamodb_table.ledger.arn]
+  }
+  statement {
+    sid       = "WriteQuarantineRecordsOnly"
+    actions   = ["dynamodb:PutItem"]
+    resources = [aws_dynamodb_table.ledger.arn]
+    condition {
+      test     = "ForAllValues:StringLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["quarantine|*"]
+    }
+  }
+  dynamic "statement" {
+    for_each = var.catalog == "dynamodb" ? [1] : []
+    content {
+      sid       = "ReadCatalog"
+      actions   = ["dynamodb:GetItem"]
+      resources = [local.catalog_table_arn]
+    }
+  }
+  dynamic "statement" {
+    for_each = var.catalog == "glue" ? [1] : []
+    content {
+      sid       = "ReadGlueCatalog"
+      actions   = ["glue:GetTable", "glue:GetDatabase"]
+      resources = local.glue_arns
+    }
+  }
+  dynamic "statement" {
+    for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
+    content {
+      sid       = "UseKey"
+      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+      resources = [statement.value]
+    }
+  }
+}
+
+# --- committer ----------------------------------------------------------------------------
+
+data "aws_iam_policy_document" "committer" {
+  statement {
+    sid       = "OwnLogGroup"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.function["committer"].arn}:*"]
+  }
+  statement {
+    sid       = "TableFilesAndMaintenance"
+    actions   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
+    resources = [local.warehouse_objects]
+  }
+  statement {
+    sid       = "ListWarehouseSoMissingIsNotFound"
+    actions   = ["s3:ListBucket"]
+    resources = [local.warehouse_arn]
+    condition {
+      test     = "StringLike"
+      variable = "s3:prefix"
+      values   = ["${var.warehouse_prefix}/*"]
+    }
+  }
+  statement {
+    sid       = "ConsumeCommitQueue"
+    actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility", "sqs:SendMessage"]
+    resources = [aws_sqs_queue.commit.arn]
+  }
+  statement {
+    sid       = "RequeueOverlappingSources"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.ingest.arn]
+  }
+  statement {
+    sid       = "HoldTheLock"
+    actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]
+    resources = [aws_dynamodb_table.lock.arn]
+  }
+  statement {
+    sid       = "ExactlyOnceLedger"
+    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.ledger.arn]
+  }
+  dynamic "statement" {
+    for_each = var.catalog == "dynamodb" ? [1] : []
+    content {
+      sid       = "CreateAndSwapTablePointers"
+      actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+      resources = [local.catalog_table_arn]
+    }
+  }
+  dynamic "statement" {
+    for_each = var.catalog == "glue" ? [1] : []
+    content {
+      sid       = "CreateAndSwapGlueTables"
+      actions   = ["glue:GetTable", "glue:CreateTable", "glue:UpdateTable", "glue:GetDatabase", "glue:CreateDatabase"]
+      resources = local.glue_arns
+    }
+  }
+  dynamic "statement" {
+    for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
+    content {
+      sid       = "UseKey"
+      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+      resources = [statement.value]
+    }
+  }
+}
+
+# --- compactor ----------------------------------------------------------------------------
+
+data "aws_iam_policy_document" "compactor" {
+  statement {
+    sid       = "OwnLogGroup"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["arn:${local.partition}:logs:${local.region}:${local.account}:log-group:/aws/lambda/${local.functions.compactor}:*"]
+  }
+  statement {
+    sid       = "ReadTables"
+    actions   = ["s3:GetObject"]
+    resources = [local.warehouse_objects]
+  }
+  statement {
+    sid       = "ListWarehouse"
+    actions   = ["s3:ListBucket"]
+    resources = [local.warehouse_arn]
+    condition {
+      test     = "StringLike"
+      variable = "s3:prefix"
+      values   = ["${var.warehouse_prefix}/*"]
+    }
+  }
+  statement {
+    sid       = "CreateDataFilesAndClaimChecksOnly"
+    actions   = ["s3:PutObject"]
+    resources = [local.data_objects, local.claim_objects]
+    condition {
+      test     = "Null"
+      variable = "s3:if-none-match"
+      values   = ["false"]
+    }
+  }
+  dynamic "statement" {
+    for_each = local.sweep ? [1] : []
+    content {
+      sid       = "OrphanSweep"
+      actions   = ["s3:DeleteObject"]
+      resources = [local.data_objects, local.metadata_objects]
+    }
+  }
+  statement {
+    sid       = "SendRewriteRequests"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.commit.arn]
+  }
+  dynamic "statement" {
+    for_each = var.catalog == "dynamodb" ? [1] : []
+    content {
+      sid       = "ReadCatalog"
+      actions   = ["dynamodb:GetItem"]
+      resources = [local.catalog_table_arn]
+    }
+  }
+  dynamic "statement" {
+    for_each = var.catalog == "glue" ? [1] : []
+    content {
+      sid       = "ReadGlueCatalog"
+      actions   = ["glue:GetTable", "glue:GetDatabase"]
+      resources = local.glue_arns
+    }
+  }
+  dynamic "statement" {
+    for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
+    content {
+      sid       = "UseKey"
+      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+      resources = [statement.value]
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "function" {
+  for_each = local.deployed
+  name     = "${each.value}-least-privilege"
+  role     = aws_iam_role.function[each.key].id
+  policy = {
+    writer    = data.aws_iam_policy_document.writer.json
+    committer = data.aws_iam_policy_document.committer.json
+    compactor = data.aws_iam_policy_document.compactor.json
+  }[each.key]
+}

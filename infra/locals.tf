@@ -1,0 +1,83 @@
+data "aws_caller_identity" "current" {}
+data "aws_region" "current" {}
+data "aws_partition" "current" {}
+
+locals {
+  account   = data.aws_caller_identity.current.account_id
+  region    = data.aws_region.current.name
+  partition = data.aws_partition.current.partition
+
+  landing_bucket   = coalesce(var.landing_bucket_name, "${var.name_prefix}-landing-${local.account}-${local.region}")
+  warehouse_bucket = coalesce(var.warehouse_bucket_name, "${var.name_prefix}-warehouse-${local.account}-${local.region}")
+  warehouse_uri    = "s3://${local.warehouse_bucket}/${var.warehouse_prefix}"
+  # Object ARNs under the warehouse prefix. Table locations are <prefix>/<namespace>.db/<table>.
+  warehouse_arn     = "arn:${local.partition}:s3:::${local.warehouse_bucket}"
+  warehouse_objects = "${local.warehouse_arn}/${var.warehouse_prefix}/*"
+  data_objects      = "${local.warehouse_arn}/${var.warehouse_prefix}/*/data/*"
+  metadata_objects  = "${local.warehouse_arn}/${var.warehouse_prefix}/*/metadata/*"
+  claim_objects     = "${local.warehouse_arn}/${var.warehouse_prefix}/_floe/claims/*"
+  config_key        = "${var.warehouse_prefix}/_floe/floe.toml"
+
+  functions = {
+    writer    = "${var.name_prefix}-writer"
+    committer = "${var.name_prefix}-committer"
+    compactor = "${var.name_prefix}-compactor"
+  }
+  deployed = var.compactor_enabled ? local.functions : { for k, v in local.functions : k => v if k != "compactor" }
+
+  catalog_table = "${var.name_prefix}_iceberg"
+  lock_table    = "${var.name_prefix}_locks"
+  ledger_table  = "${var.name_prefix}_ledger"
+
+  # The writer's peak memory is about 3x the Avro bytes of one batch plus 100 MB
+  # (docs/BENCHMARKS.md#memory); rounded up to 64 MB, and at least 1024 MB (CPU scales with memory).
+  writer_memory = coalesce(
+    var.writer_memory_mb,
+    max(1024, ceil((3 * var.writer_batch_size * var.expected_object_mb + 100) / 64) * 64),
+  )
+
+  # Every function's environment: the same variables the README documents.
+  common_env = merge(
+    {
+      FLOE_WAREHOUSE              = local.warehouse_uri
+      FLOE_CATALOG                = var.catalog
+      FLOE_LOCK_TABLE             = local.lock_table
+      FLOE_LEDGER_TABLE           = local.ledger_table
+      FLOE_COMMIT_QUEUE_URL       = aws_sqs_queue.commit.url
+      FLOE_CREATE_DYNAMODB_TABLES = "false"
+      FLOE_DEFAULT_TABLE          = var.default_table
+      RUST_LOG                    = var.log_level
+    },
+    var.catalog == "dynamodb" ? { FLOE_CATALOG_TABLE = local.catalog_table } : {},
+    var.floe_toml == null ? {} : { FLOE_CONFIG = "s3://${local.warehouse_bucket}/${local.config_key}" },
+    var.aws_endpoint_url == null ? {} : { AWS_ENDPOINT_URL = var.aws_endpoint_url },
+  )
+  environments = {
+    writer = merge(local.common_env, {
+      FLOE_TABLE_CACHE_SECS = tostring(var.table_cache_seconds)
+      FLOE_CREATE_WAIT_SECS = tostring(var.create_wait_seconds)
+    })
+    committer = merge(local.common_env, {
+      FLOE_INGEST_QUEUE_URL = aws_sqs_queue.ingest.url
+    })
+    compactor = merge(
+      local.common_env,
+      length(var.compact_tables) == 0 ? {} : { FLOE_COMPACT_TABLES = join(",", var.compact_tables) },
+    )
+  }
+  memory = {
+    writer    = local.writer_memory
+    committer = var.committer_memory_mb
+    compactor = var.compactor_memory_mb
+  }
+  timeout = {
+    writer    = var.writer_timeout_seconds
+    committer = var.committer_timeout_seconds
+    compactor = var.compactor_timeout_seconds
+  }
+  binaries = {
+    writer    = "floe-writer"
+    committer = "floe-committer"
+    compactor = "floe-compactor"
+  }
+}

@@ -1,0 +1,167 @@
+# The landing bucket (producers drop Avro here; versioned, so the writer reads the version a
+# notification names) and the warehouse bucket (the Iceberg tables). Both: encrypted, public
+# access blocked, bucket-owner-enforced, TLS only.
+
+resource "aws_s3_bucket" "landing" {
+  # checkov:skip=CKV_AWS_18:Access logging needs a log bucket of the user's choosing; enable it in your account baseline.
+  # checkov:skip=CKV_AWS_144:Cross-region replication of raw landing files is a disaster-recovery choice, not Floe's.
+  # checkov:skip=CKV2_AWS_62:Event notifications are configured (aws_s3_bucket_notification.landing); checkov does not link them.
+  bucket        = local.landing_bucket
+  force_destroy = var.force_destroy
+  tags          = var.tags
+}
+
+resource "aws_s3_bucket" "warehouse" {
+  # checkov:skip=CKV_AWS_18:Access logging needs a log bucket of the user's choosing; enable it in your account baseline.
+  # checkov:skip=CKV_AWS_144:Cross-region replication of the tables is a disaster-recovery choice, not Floe's.
+  # checkov:skip=CKV2_AWS_62:Nothing consumes warehouse events; Iceberg commits go through the catalog.
+  # checkov:skip=CKV_AWS_21:Floe never overwrites an object here (create-only writes, committed files immutable); versioning would only keep deleted expired snapshots' files.
+  bucket        = local.warehouse_bucket
+  force_destroy = var.force_destroy
+  tags          = var.tags
+}
+
+resource "aws_s3_bucket_versioning" "landing" {
+  bucket = aws_s3_bucket.landing.id
+  versioning_configuration {
+    status = "Enabled"
+  }
+}
+
+resource "aws_s3_bucket_server_side_encryption_configuration" "bucket" {
+  for_each = { landing = aws_s3_bucket.landing.id, warehouse = aws_s3_bucket.warehouse.id }
+  bucket   = each.value
+  rule {
+    apply_server_side_encryption_by_default {
+      sse_algorithm     = var.kms_key_arn == null ? "AES256" : "aws:kms"
+      kms_master_key_id = var.kms_key_arn
+    }
+    bucket_key_enabled = var.kms_key_arn != null
+  }
+}
+
+resource "aws_s3_bucket_public_access_block" "bucket" {
+  for_each                = { landing = aws_s3_bucket.landing.id, warehouse = aws_s3_bucket.warehouse.id }
+  bucket                  = each.value
+  block_public_acls       = true
+  block_public_policy     = true
+  ignore_public_acls      = true
+  restrict_public_buckets = true
+}
+
+resource "aws_s3_bucket_ownership_controls" "bucket" {
+  for_each = { landing = aws_s3_bucket.landing.id, warehouse = aws_s3_bucket.warehouse.id }
+  bucket   = each.value
+  rule {
+    object_ownership = "BucketOwnerEnforced"
+  }
+}
+
+data "aws_iam_policy_document" "tls_only" {
+  for_each = { landing = aws_s3_bucket.landing.arn, warehouse = aws_s3_bucket.warehouse.arn }
+  statement {
+    sid       = "DenyInsecureTransport"
+    effect    = "Deny"
+    actions   = ["s3:*"]
+    resources = [each.value, "${each.value}/*"]
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+    condition {
+      test     = "Bool"
+      variable = "aws:SecureTransport"
+      values   = ["false"]
+    }
+  }
+}
+
+resource "aws_s3_bucket_policy" "bucket" {
+  for_each = { landing = aws_s3_bucket.landing.id, warehouse = aws_s3_bucket.warehouse.id }
+  bucket   = each.value
+  policy   = data.aws_iam_policy_document.tls_only[each.key].json
+  # A bucket policy cannot be put while the public access block is being changed.
+  depends_on = [aws_s3_bucket_public_access_block.bucket]
+}
+
+resource "aws_s3_bucket_lifecycle_configuration" "landing" {
+  bucket = aws_s3_bucket.landing.id
+  rule {
+    id     = "old-versions"
+    status = "Enabled"
+    filter {}
+    noncurrent_version_expiration {
+      noncurrent_days = var.landing_noncurrent_version_days
+    }
+    abort_incomplete_multipart_upload {
+      days_after_initiation = 7
+    }
+  }
+  dynamic "rule" {
+    for_each = var.landing_expiration_days == null ? [] : [var.landing_expiration_days]
+    content {
+      id     = "landed-objects"
+      status = "Enabled"
+      filter {}
+      expiration {
+        days = rule.value
+      }
+    }
+  }
+  depends_on = [aws_s3_bucket_versioning.landing]
+}
+
+resource "aws_s3_bucket_lifecycle_configuration" "warehouse" {
+  bucket = aws_s3_bucket.warehouse.id
+  rule {
+    id     = "claim-checks"
+    status = "Enabled"
+    filter {
+      prefix = "${var.warehouse_prefix}/_floe/claims/"
+    }
+    expiration {
+      days = var.claim_check_days
+    }
+  }
+  rule {
+    id     = "incomplete-uploads"
+    status = "Enabled"
+    filter {}
+    abort_incomplete_multipart_upload {
+      days_after_initiation = 7
+    }
+  }
+}
+
+# The table configuration, read by every function through FLOE_CONFIG.
+resource "aws_s3_object" "floe_toml" {
+  count        = var.floe_toml == null ? 0 : 1
+  bucket       = aws_s3_bucket.warehouse.id
+  key          = local.config_key
+  content      = var.floe_toml
+  content_type = "application/toml"
+  etag         = md5(var.floe_toml)
+  tags         = var.tags
+}
+
+# ObjectCreated notifications, one filter per table route, to the ingest queue.
+resource "aws_s3_bucket_notification" "landing" {
+  bucket = aws_s3_bucket.landing.id
+  dynamic "queue" {
+    for_each = var.routes
+    content {
+      id            = "floe-route-${queue.key}"
+      queue_arn     = aws_sqs_queue.ingest.arn
+      events        = ["s3:ObjectCreated:*"]
+      filter_prefix = queue.value.prefix == "" ? null : queue.value.prefix
+      filter_suffix = queue.value.suffix == "" ? null : queue.value.suffix
+    }
+  }
+  depends_on = [aws_sqs_queue_policy.ingest]
+  lifecycle {
+    precondition {
+      condition     = var.floe_toml == null || alltrue([for r in var.routes : strcontains(coalesce(var.floe_toml, ""), "\"${r.prefix}\"")])
+      error_message = "Each routes[*].prefix must be one of floe_toml's table prefixes (quoted there, e.g. prefixes = [\"events/\"]): a notified object no table claims is quarantined as unrouted."
+    }
+  }
+}

@@ -1,0 +1,390 @@
+# Every knob of a Floe deployment. Defaults suit a first deployment; the README of
+# examples/quickstart says which ones a user must set.
+
+variable "name_prefix" {
+  description = "Prefix of every resource name (functions, queues, tables, roles, log groups)."
+  type        = string
+  default     = "floe"
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,30}[a-z0-9]$", var.name_prefix))
+    error_message = "name_prefix must be 3-32 characters of lowercase letters, digits and hyphens, starting with a letter."
+  }
+}
+
+variable "artifacts_dir" {
+  description = "Folder holding the functions' zips as `cargo lambda build --output-format zip` lays them out: <dir>/floe-writer/bootstrap.zip, <dir>/floe-committer/bootstrap.zip, <dir>/floe-compactor/bootstrap.zip."
+  type        = string
+}
+
+variable "architecture" {
+  description = "Lambda architecture the binaries were built for: arm64 (cheaper per GB-second) or x86_64."
+  type        = string
+  default     = "arm64"
+  validation {
+    condition     = contains(["arm64", "x86_64"], var.architecture)
+    error_message = "architecture must be \"arm64\" or \"x86_64\"."
+  }
+}
+
+variable "landing_bucket_name" {
+  description = "Landing bucket, where producers drop Avro files. Default: <name_prefix>-landing-<account>-<region>."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.landing_bucket_name == null || can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.landing_bucket_name))
+    error_message = "landing_bucket_name must be a valid S3 bucket name (3-63 lowercase letters, digits, dots, hyphens)."
+  }
+}
+
+variable "warehouse_bucket_name" {
+  description = "Warehouse bucket, holding the Iceberg tables (data and metadata). Default: <name_prefix>-warehouse-<account>-<region>."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.warehouse_bucket_name == null || can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.warehouse_bucket_name))
+    error_message = "warehouse_bucket_name must be a valid S3 bucket name (3-63 lowercase letters, digits, dots, hyphens)."
+  }
+}
+
+variable "warehouse_prefix" {
+  description = "Key prefix under which table locations live in the warehouse bucket (FLOE_WAREHOUSE = s3://<bucket>/<prefix>)."
+  type        = string
+  default     = "warehouse"
+  validation {
+    condition     = can(regex("^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)*$", var.warehouse_prefix))
+    error_message = "warehouse_prefix must be a relative key prefix without leading or trailing slashes, e.g. \"warehouse\" or \"lake/iceberg\"."
+  }
+}
+
+variable "force_destroy" {
+  description = "Let `terraform destroy` delete non-empty buckets (and their tables' data). Keep false outside tests."
+  type        = bool
+  default     = false
+}
+
+variable "catalog" {
+  description = "Where table pointers live: \"dynamodb\" (a DynamoDB table in Iceberg Java's DynamoDbCatalog layout; PyIceberg and Spark read it) or \"glue\" (the Glue Data Catalog; Athena, EMR, Trino read it)."
+  type        = string
+  default     = "dynamodb"
+  validation {
+    condition     = contains(["dynamodb", "glue"], var.catalog)
+    error_message = "catalog must be \"dynamodb\" or \"glue\"."
+  }
+}
+
+variable "glue_databases" {
+  description = "With catalog = \"glue\": the Glue databases (table namespaces) to create. Tables are created in them on first sight of data."
+  type        = list(string)
+  default     = ["default"]
+  validation {
+    condition     = alltrue([for d in var.glue_databases : can(regex("^[a-z0-9_]{1,255}$", d))])
+    error_message = "Glue database names must be lowercase letters, digits and underscores."
+  }
+}
+
+variable "default_table" {
+  description = "Without floe_toml, every object lands in this table (NAMESPACE.NAME), created on first sight from the object's Avro schema."
+  type        = string
+  default     = "default.events"
+  validation {
+    condition     = can(regex("^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$", var.default_table))
+    error_message = "default_table must be NAMESPACE.NAME, each part letters, digits and underscores."
+  }
+}
+
+variable "floe_toml" {
+  description = "Table configuration: the content of a floe.toml (tables, their key prefixes, partition spec, sort order, dedup key, target file size). Uploaded to the warehouse bucket and named by FLOE_CONFIG. Null: one table, default_table."
+  type        = string
+  default     = null
+}
+
+variable "routes" {
+  description = "Landing bucket notification filters, one per table route: objects whose key has the prefix and suffix reach the ingest queue. With floe_toml, each prefix must be one of its tables' prefixes. Prefixes must not overlap (S3 refuses overlapping notification filters)."
+  type = list(object({
+    prefix = string
+    suffix = optional(string, ".avro")
+  }))
+  default = [{ prefix = "", suffix = ".avro" }]
+  validation {
+    condition     = length(var.routes) > 0 && length(var.routes) <= 100
+    error_message = "routes must hold 1 to 100 filters."
+  }
+}
+
+variable "landing_noncurrent_version_days" {
+  description = "Days an overwritten or deleted landing object's old version is kept (the writer reads the version a notification names; keep it longer than the ingest queue's retention)."
+  type        = number
+  default     = 15
+  validation {
+    condition     = var.landing_noncurrent_version_days >= 1
+    error_message = "landing_noncurrent_version_days must be at least 1."
+  }
+}
+
+variable "landing_expiration_days" {
+  description = "Days after which landed source objects expire (null: kept). Quarantined objects are replayed from the landing bucket: keep this longer than you take to look at quarantine."
+  type        = number
+  default     = null
+  validation {
+    condition     = var.landing_expiration_days == null || try(var.landing_expiration_days >= 1, false)
+    error_message = "landing_expiration_days must be null or at least 1."
+  }
+}
+
+variable "claim_check_days" {
+  description = "Days claim checks (commit messages too large for SQS, kept under <warehouse>/_floe/claims/) live; longer than the commit queue's retention."
+  type        = number
+  default     = 15
+  validation {
+    condition     = var.claim_check_days >= 15
+    error_message = "claim_check_days must be at least 15 (SQS keeps a message up to 14 days)."
+  }
+}
+
+variable "kms_key_arn" {
+  description = "Customer-managed KMS key for buckets, queues, tables and logs. Null: S3-managed keys (SSE-S3), SQS-managed SSE, DynamoDB's AWS-owned key, CloudWatch's default encryption."
+  type        = string
+  default     = null
+}
+
+variable "writer_memory_mb" {
+  description = "Writer memory (MB). Null: sized from its measured peak, about 3x the Avro bytes of one batch plus 100 MB (docs/BENCHMARKS.md#memory), at least 1024 MB."
+  type        = number
+  default     = null
+  validation {
+    condition     = var.writer_memory_mb == null || try(var.writer_memory_mb >= 256 && var.writer_memory_mb <= 10240, false)
+    error_message = "writer_memory_mb must be null or between 256 and 10240."
+  }
+}
+
+variable "expected_object_mb" {
+  description = "Typical size of one landing object (MB), used to size the writer's memory when writer_memory_mb is null."
+  type        = number
+  default     = 2
+  validation {
+    condition     = var.expected_object_mb > 0
+    error_message = "expected_object_mb must be positive."
+  }
+}
+
+variable "writer_timeout_seconds" {
+  description = "Writer timeout. The ingest queue's visibility timeout is 6x this (AWS's guidance for SQS event sources)."
+  type        = number
+  default     = 120
+  validation {
+    condition     = var.writer_timeout_seconds >= 30 && var.writer_timeout_seconds <= 900
+    error_message = "writer_timeout_seconds must be between 30 and 900."
+  }
+}
+
+variable "writer_batch_size" {
+  description = "Notifications per writer invocation (SQS batch size)."
+  type        = number
+  default     = 10
+  validation {
+    condition     = var.writer_batch_size >= 1 && var.writer_batch_size <= 10000
+    error_message = "writer_batch_size must be between 1 and 10000."
+  }
+}
+
+variable "writer_batching_window_seconds" {
+  description = "How long the event source mapping gathers notifications before invoking a writer (required above 10 messages per batch)."
+  type        = number
+  default     = 5
+  validation {
+    condition     = var.writer_batching_window_seconds >= 0 && var.writer_batching_window_seconds <= 300
+    error_message = "writer_batching_window_seconds must be between 0 and 300."
+  }
+}
+
+variable "writer_max_concurrency" {
+  description = "Most writers running at once (the SQS event source's maximum concurrency)."
+  type        = number
+  default     = 100
+  validation {
+    condition     = var.writer_max_concurrency >= 2 && var.writer_max_concurrency <= 1000
+    error_message = "writer_max_concurrency must be between 2 and 1000 (an SQS event source's limits)."
+  }
+}
+
+variable "table_cache_seconds" {
+  description = "How long a warm writer keeps a table's schema and settings (FLOE_TABLE_CACHE_SECS)."
+  type        = number
+  default     = 60
+  validation {
+    condition     = var.table_cache_seconds >= 0
+    error_message = "table_cache_seconds must not be negative."
+  }
+}
+
+variable "create_wait_seconds" {
+  description = "How long a writer waits for the committer to create a table it sees first (FLOE_CREATE_WAIT_SECS); below the writer timeout."
+  type        = number
+  default     = 30
+  validation {
+    condition     = var.create_wait_seconds >= 0
+    error_message = "create_wait_seconds must not be negative."
+  }
+}
+
+variable "committer_memory_mb" {
+  description = "Committer memory (MB)."
+  type        = number
+  default     = 1024
+  validation {
+    condition     = var.committer_memory_mb >= 256 && var.committer_memory_mb <= 10240
+    error_message = "committer_memory_mb must be between 256 and 10240."
+  }
+}
+
+variable "committer_timeout_seconds" {
+  description = "Committer timeout: above its lock wait (120 s). The commit queue's visibility timeout is 6x this."
+  type        = number
+  default     = 300
+  validation {
+    condition     = var.committer_timeout_seconds >= 150 && var.committer_timeout_seconds <= 900
+    error_message = "committer_timeout_seconds must be between 150 and 900 (it must outlast the 120 s lock wait)."
+  }
+}
+
+variable "committer_batch_size" {
+  description = "Commit messages per committer invocation: more manifests per snapshot, fewer commits."
+  type        = number
+  default     = 1000
+  validation {
+    condition     = var.committer_batch_size >= 1 && var.committer_batch_size <= 10000
+    error_message = "committer_batch_size must be between 1 and 10000."
+  }
+}
+
+variable "committer_batching_window_seconds" {
+  description = "How long the commit queue's event source gathers messages before invoking the committer (the floor of freshness)."
+  type        = number
+  default     = 5
+  validation {
+    condition     = var.committer_batching_window_seconds >= 0 && var.committer_batching_window_seconds <= 300
+    error_message = "committer_batching_window_seconds must be between 0 and 300."
+  }
+}
+
+variable "compactor_enabled" {
+  description = "Deploy the compactor on an EventBridge schedule (LSM merges of small files; table maintenance runs in the committer either way)."
+  type        = bool
+  default     = true
+}
+
+variable "compactor_schedule" {
+  description = "EventBridge schedule expression of compactor ticks."
+  type        = string
+  default     = "rate(5 minutes)"
+  validation {
+    condition     = can(regex("^(rate|cron)\\(.+\\)$", var.compactor_schedule))
+    error_message = "compactor_schedule must be an EventBridge schedule expression: rate(...) or cron(...)."
+  }
+}
+
+variable "compact_tables" {
+  description = "Tables the compactor merges each tick (FLOE_COMPACT_TABLES). Empty: default_table."
+  type        = list(string)
+  default     = []
+}
+
+variable "compactor_memory_mb" {
+  description = "Compactor memory (MB); a task reads up to a quarter of it (at most 512 MiB)."
+  type        = number
+  default     = 3008
+  validation {
+    condition     = var.compactor_memory_mb >= 512 && var.compactor_memory_mb <= 10240
+    error_message = "compactor_memory_mb must be between 512 and 10240."
+  }
+}
+
+variable "compactor_timeout_seconds" {
+  description = "Compactor timeout."
+  type        = number
+  default     = 900
+  validation {
+    condition     = var.compactor_timeout_seconds >= 60 && var.compactor_timeout_seconds <= 900
+    error_message = "compactor_timeout_seconds must be between 60 and 900."
+  }
+}
+
+variable "orphan_sweep_schedule" {
+  description = "EventBridge schedule of the compactor's orphan sweep (deletes objects under table locations that no kept snapshot reaches, once older than orphan_sweep_older_than_hours). Null: no sweep, and the compactor's role gets no delete permission."
+  type        = string
+  default     = "rate(1 day)"
+  validation {
+    condition     = var.orphan_sweep_schedule == null || can(regex("^(rate|cron)\\(.+\\)$", coalesce(var.orphan_sweep_schedule, "x")))
+    error_message = "orphan_sweep_schedule must be null or an EventBridge schedule expression."
+  }
+}
+
+variable "orphan_sweep_older_than_hours" {
+  description = "Age below which the sweep never deletes an unreferenced object (in-flight work). Keep above the commit queue's retention."
+  type        = number
+  default     = 360
+  validation {
+    condition     = var.orphan_sweep_older_than_hours >= 24
+    error_message = "orphan_sweep_older_than_hours must be at least 24."
+  }
+}
+
+variable "max_receive_count" {
+  description = "Receives before a message moves to its queue's dead-letter queue."
+  type        = number
+  default     = 5
+  validation {
+    condition     = var.max_receive_count >= 2 && var.max_receive_count <= 1000
+    error_message = "max_receive_count must be between 2 and 1000."
+  }
+}
+
+variable "log_retention_days" {
+  description = "CloudWatch log retention of the functions' log groups."
+  type        = number
+  default     = 30
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.log_retention_days)
+    error_message = "log_retention_days must be one of CloudWatch's retention values (1, 3, 5, 7, 14, 30, 60, 90, ...)."
+  }
+}
+
+variable "log_level" {
+  description = "RUST_LOG of the functions."
+  type        = string
+  default     = "info"
+}
+
+variable "freshness_alarm_seconds" {
+  description = "Alarm when the commit queue's oldest message is older than this (rows waiting that long to become visible)."
+  type        = number
+  default     = 300
+  validation {
+    condition     = var.freshness_alarm_seconds >= 60
+    error_message = "freshness_alarm_seconds must be at least 60."
+  }
+}
+
+variable "alarm_actions" {
+  description = "ARNs (SNS topics) notified when an alarm fires."
+  type        = list(string)
+  default     = []
+}
+
+variable "deletion_protection" {
+  description = "DynamoDB deletion protection on the catalog, lock and ledger tables."
+  type        = bool
+  default     = true
+}
+
+variable "aws_endpoint_url" {
+  description = "For LocalStack or moto only: handed to the functions as AWS_ENDPOINT_URL. Null on AWS."
+  type        = string
+  default     = null
+}
+
+variable "tags" {
+  description = "Tags on every resource."
+  type        = map(string)
+  default     = {}
+}
