@@ -7,7 +7,7 @@ FLOE := target/release/floe
 RUN_DIR ?= data/sample
 WAREHOUSE ?= warehouse
 
-.PHONY: build build-tests run test test-rust test-python venv bench bench-memory bench-table lint fmt clean lambda
+.PHONY: build build-tests run test test-rust test-python venv checkov-venv bench bench-memory bench-table lint fmt clean lambda deploy deploy-local destroy-local
 
 build:
 	$(CARGO) build --release --workspace
@@ -30,6 +30,15 @@ $(VENV)/.installed: tests/python/requirements.txt
 
 venv: $(VENV)/.installed
 
+# checkov (the infra/ test's static checks) in a virtualenv of its own: it pins boto3.
+CHECKOV_VENV ?= .venv-checkov
+$(CHECKOV_VENV)/.installed:
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check checkov==3.3.30
+	touch $@
+
+checkov-venv: $(CHECKOV_VENV)/.installed
+
 test: test-rust test-python
 
 # The AWS tests run against moto's server, started (on a free port) and stopped by with-moto.sh.
@@ -39,7 +48,7 @@ test-rust: build-tests venv
 	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace -- --skip every_fault_point
 	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace -- every_fault_point --nocapture
 
-test-python: build-tests venv
+test-python: build-tests venv checkov-venv
 	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q tests/python
 
 # Writer path vs raw decode+encode, per core. BENCH_ARGS="--input DIR" to use your own files.
@@ -58,12 +67,40 @@ bench-table: build venv
 bench-memory: build venv
 	$(VENV)/bin/python tests/bench/memory.py --floe $(FLOE) $(MEMORY_ARGS)
 
-# Deployable Lambda binaries (floe-writer, floe-committer, floe-compactor) under target/lambda/: stripped and
-# without line tables (smaller to upload, faster to cold-start).
+# Deployable Lambda functions (floe-writer, floe-committer, floe-compactor) as
+# target/lambda/<name>/bootstrap.zip, for ARCH (arm64 or x86_64): stripped and without line
+# tables (smaller to upload, faster to cold-start).
+ARCH ?= arm64
 lambda: venv
+	@case "$(ARCH)" in arm64|x86_64) ;; *) echo "ARCH must be arm64 or x86_64, got '$(ARCH)'" >&2; exit 2;; esac
 	@command -v cargo-lambda >/dev/null || $(VENV)/bin/pip install --quiet cargo-lambda==1.9.2
 	CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
-		PATH="$(abspath $(VENV))/bin:$$PATH" cargo lambda build --release -p floe-writer-fn -p floe-committer-fn -p floe-compactor-fn
+		PATH="$(abspath $(VENV))/bin:$$PATH" cargo lambda build --release $(if $(filter arm64,$(ARCH)),--arm64,--x86-64) \
+		--output-format zip -p floe-writer-fn -p floe-committer-fn -p floe-compactor-fn
+
+# Deploy the quickstart (infra/examples/quickstart): build the functions, then terraform apply.
+# TF_VARS passes more variables, e.g. TF_VARS='-var catalog=glue -var floe_toml_path=../../../floe.toml'.
+TF_DIR := infra/examples/quickstart
+TF_INIT := terraform -chdir=$(TF_DIR) init -input=false $(if $(wildcard /opt/tf-plugins),-plugin-dir=/opt/tf-plugins)
+deploy: lambda
+	$(TF_INIT)
+	terraform -chdir=$(TF_DIR) apply -var architecture=$(ARCH) -var artifacts_dir=$(abspath target/lambda) $(TF_VARS)
+
+# The same against LocalStack or moto: the endpoint from AWS_ENDPOINT_URL, credentials from the
+# usual AWS variables; buckets and tables may be destroyed (make destroy-local).
+HOST_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
+deploy-local:
+	@test -n "$$AWS_ENDPOINT_URL" || { echo "set AWS_ENDPOINT_URL (LocalStack: http://localhost:4566) and AWS credentials (any, e.g. test/test)" >&2; exit 2; }
+	$(MAKE) --no-print-directory lambda ARCH=$(or $(LOCAL_ARCH),$(HOST_ARCH))
+	$(TF_INIT)
+	terraform -chdir=$(TF_DIR) apply -auto-approve -var aws_endpoint_url=$$AWS_ENDPOINT_URL \
+		-var architecture=$(or $(LOCAL_ARCH),$(HOST_ARCH)) -var artifacts_dir=$(abspath target/lambda) \
+		-var force_destroy=true -var deletion_protection=false $(TF_VARS)
+
+destroy-local:
+	@test -n "$$AWS_ENDPOINT_URL" || { echo "set AWS_ENDPOINT_URL" >&2; exit 2; }
+	terraform -chdir=$(TF_DIR) destroy -auto-approve -var aws_endpoint_url=$$AWS_ENDPOINT_URL \
+		-var artifacts_dir=$(abspath target/lambda) -var force_destroy=true -var deletion_protection=false $(TF_VARS)
 
 lint:
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

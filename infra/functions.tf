@@ -36,17 +36,16 @@ resource "aws_lambda_function" "function" {
   environment {
     variables = local.environments[each.key]
   }
-  logging_config {
-    log_format = "Text"
-    log_group  = aws_cloudwatch_log_group.function[each.key].name
-  }
-  tags       = var.tags
+  tags = var.tags
+  # The log group (Lambda's default name, /aws/lambda/<function>) exists before the function
+  # logs, so Lambda never creates one without retention.
   depends_on = [aws_iam_role_policy.function, aws_cloudwatch_log_group.function]
 }
 
 resource "aws_lambda_event_source_mapping" "writer" {
   event_source_arn                   = aws_sqs_queue.ingest.arn
   function_name                      = aws_lambda_function.function["writer"].arn
+  enabled                            = var.event_sources_enabled
   batch_size                         = var.writer_batch_size
   maximum_batching_window_in_seconds = var.writer_batching_window_seconds
   function_response_types            = ["ReportBatchItemFailures"]
@@ -58,6 +57,7 @@ resource "aws_lambda_event_source_mapping" "writer" {
 resource "aws_lambda_event_source_mapping" "committer" {
   event_source_arn                   = aws_sqs_queue.commit.arn
   function_name                      = aws_lambda_function.function["committer"].arn
+  enabled                            = var.event_sources_enabled
   batch_size                         = var.committer_batch_size
   maximum_batching_window_in_seconds = var.committer_batching_window_seconds
   function_response_types            = ["ReportBatchItemFailures"]

@@ -71,19 +71,22 @@ data "aws_iam_policy_document" "ingest_queue" {
       values   = [local.account]
     }
   }
-  statement {
-    sid       = "DenyInsecureTransport"
-    effect    = "Deny"
-    actions   = ["sqs:*"]
-    resources = [aws_sqs_queue.ingest.arn]
-    principals {
-      type        = "*"
-      identifiers = ["*"]
-    }
-    condition {
-      test     = "Bool"
-      variable = "aws:SecureTransport"
-      values   = ["false"]
+  dynamic "statement" {
+    for_each = var.require_tls ? [1] : []
+    content {
+      sid       = "DenyInsecureTransport"
+      effect    = "Deny"
+      actions   = ["sqs:*"]
+      resources = [aws_sqs_queue.ingest.arn]
+      principals {
+        type        = "*"
+        identifiers = ["*"]
+      }
+      condition {
+        test     = "Bool"
+        variable = "aws:SecureTransport"
+        values   = ["false"]
+      }
     }
   }
 }

@@ -58,7 +58,7 @@ resource "aws_s3_bucket_ownership_controls" "bucket" {
 }
 
 data "aws_iam_policy_document" "tls_only" {
-  for_each = { landing = aws_s3_bucket.landing.arn, warehouse = aws_s3_bucket.warehouse.arn }
+  for_each = var.require_tls ? { landing = aws_s3_bucket.landing.arn, warehouse = aws_s3_bucket.warehouse.arn } : {}
   statement {
     sid       = "DenyInsecureTransport"
     effect    = "Deny"
@@ -77,7 +77,7 @@ data "aws_iam_policy_document" "tls_only" {
 }
 
 resource "aws_s3_bucket_policy" "bucket" {
-  for_each = { landing = aws_s3_bucket.landing.id, warehouse = aws_s3_bucket.warehouse.id }
+  for_each = var.require_tls ? { landing = aws_s3_bucket.landing.id, warehouse = aws_s3_bucket.warehouse.id } : {}
   bucket   = each.value
   policy   = data.aws_iam_policy_document.tls_only[each.key].json
   # A bucket policy cannot be put while the public access block is being changed.
@@ -105,6 +105,9 @@ resource "aws_s3_bucket_lifecycle_configuration" "landing" {
       filter {}
       expiration {
         days = rule.value
+      }
+      abort_incomplete_multipart_upload {
+        days_after_initiation = 7
       }
     }
   }
@@ -160,7 +163,7 @@ resource "aws_s3_bucket_notification" "landing" {
   depends_on = [aws_sqs_queue_policy.ingest]
   lifecycle {
     precondition {
-      condition     = var.floe_toml == null || alltrue([for r in var.routes : strcontains(coalesce(var.floe_toml, ""), "\"${r.prefix}\"")])
+      condition     = var.floe_toml == null ? true : alltrue([for r in var.routes : strcontains(var.floe_toml, "\"${r.prefix}\"")])
       error_message = "Each routes[*].prefix must be one of floe_toml's table prefixes (quoted there, e.g. prefixes = [\"events/\"]): a notified object no table claims is quarantined as unrouted."
     }
   }

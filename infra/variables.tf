@@ -267,6 +267,12 @@ variable "committer_batching_window_seconds" {
   }
 }
 
+variable "event_sources_enabled" {
+  description = "Whether the SQS event sources feed the writer and the committer. False pauses the pipeline (messages wait in the queues), e.g. during an incident, or on an emulator that cannot run functions (moto), where `floe run-function` feeds them instead."
+  type        = bool
+  default     = true
+}
+
 variable "compactor_enabled" {
   description = "Deploy the compactor on an EventBridge schedule (LSM merges of small files; table maintenance runs in the committer either way)."
   type        = bool
@@ -373,6 +379,12 @@ variable "alarm_actions" {
 
 variable "deletion_protection" {
   description = "DynamoDB deletion protection on the catalog, lock and ledger tables."
+  type        = bool
+  default     = true
+}
+
+variable "require_tls" {
+  description = "Deny any request to the buckets and the ingest queue not made over TLS. Only an emulator serving plain HTTP (moto, LocalStack) needs false."
   type        = bool
   default     = true
 }

@@ -79,6 +79,12 @@ variable "alarm_actions" {
   default     = []
 }
 
+variable "event_sources_enabled" {
+  description = "False pauses the writers and the committer (their queues keep the messages)."
+  type        = bool
+  default     = true
+}
+
 variable "aws_endpoint_url" {
   description = "LocalStack or moto endpoint (make deploy-local sets it from AWS_ENDPOINT_URL). Null on AWS."
   type        = string

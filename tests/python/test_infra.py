@@ -1,0 +1,395 @@
+"""The Terraform module (infra/) and its quickstart, tested for real:
+
+- `terraform fmt -check` and `validate` of the module and the example;
+- checkov over infra/ with no unexplained finding (each accepted one suppressed inline, with
+  its reason);
+- `terraform apply` of the quickstart against moto, then data end to end through what it made:
+  Avro files dropped in its landing bucket, notified to its ingest queue by its bucket
+  notification, written and committed by the functions' handlers run locally (`floe
+  run-function`) with exactly the environment the module gives the functions (read from the
+  Terraform state), compacted by the compactor, read back by PyIceberg through its DynamoDB
+  catalog; a second plan proposes no change; then `terraform destroy`;
+- the least-privilege claims, checked on the IAM policies of that plan (`terraform show -json`)
+  by a small evaluator of IAM's allow logic.
+
+moto creates the Lambda functions but does not run them (no Docker here): that is what
+`floe run-function` stands in for, the way the SQS event source mapping feeds the functions.
+"""
+
+import fnmatch
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+import zipfile
+from pathlib import Path
+
+import boto3
+import pytest
+from test_pyiceberg import floe, read_avro
+
+ROOT = Path(__file__).resolve().parents[2]
+INFRA = ROOT / "infra"
+QUICKSTART = INFRA / "examples" / "quickstart"
+MIRROR = Path("/opt/tf-plugins")
+FLOE = os.environ.get("FLOE_BIN", str(ROOT / "target/release/floe"))
+
+
+def terraform(*args, cwd=QUICKSTART, env=None, check=True, data_dir=None):
+    exe = shutil.which("terraform")
+    assert exe, "terraform is not installed (see ../shared/TOOLING.md; CI machines have 1.11)"
+    e = dict(os.environ if env is None else env)
+    e["TF_IN_AUTOMATION"] = "1"
+    e.setdefault("TF_CLI_CONFIG_FILE", "/dev/null")
+    if data_dir:
+        e["TF_DATA_DIR"] = str(data_dir)
+    out = subprocess.run([exe, *map(str, args)], cwd=cwd, env=e, capture_output=True, text=True)
+    if check:
+        assert out.returncode == 0, f"terraform {' '.join(map(str, args))} failed:\n{out.stdout[-4000:]}\n{out.stderr[-4000:]}"
+    return out
+
+
+def init(cwd, data_dir):
+    """`terraform init` from the local provider mirror when present, else the registry."""
+    plugin = [f"-plugin-dir={MIRROR}"] if MIRROR.is_dir() else []
+    terraform("init", "-backend=false", "-input=false", "-no-color", *plugin, cwd=cwd, data_dir=data_dir)
+
+
+def test_terraform_fmt_and_validate(tmp_path):
+    terraform("fmt", "-check", "-recursive", "-diff", cwd=INFRA)
+    for cwd in (INFRA, QUICKSTART):
+        data = tmp_path / cwd.name
+        init(cwd, data)
+        terraform("validate", "-no-color", cwd=cwd, data_dir=data)
+
+
+def test_checkov_finds_nothing_unexplained():
+    checkov = ROOT / ".venv-checkov/bin/checkov"
+    assert checkov.exists(), "checkov's own virtualenv is missing: run `make checkov-venv` (make test does)"
+    out = subprocess.run(
+        [str(checkov), "-d", str(INFRA), "--framework", "terraform", "--skip-download", "-o", "json"],
+        capture_output=True, text=True,
+    )
+    reports = json.loads(out.stdout)
+    reports = reports if isinstance(reports, list) else [reports]
+    failed, skipped = [], []
+    for r in reports:
+        failed += r["results"].get("failed_checks", [])
+        skipped += r["results"].get("skipped_checks", [])
+    assert not failed, "checkov findings:\n" + "\n".join(
+        f"{c['check_id']} {c['resource']} ({c['file_path']}:{c['file_line_range']}): {c['check_name']}" for c in failed
+    )
+    assert skipped, "the suppressions in infra/ were not seen"
+    for c in skipped:
+        reason = (c.get("check_result") or {}).get("suppress_comment", "")
+        assert len(reason.strip()) > 20, f"{c['check_id']} on {c['resource']} is suppressed without a reason"
+
+
+# --- IAM: a small evaluator of identity-policy allows -------------------------------------
+
+def _listify(v):
+    return v if isinstance(v, list) else [v]
+
+
+def _condition_holds(test, key, values, context):
+    values = _listify(values)
+    have = context.get(key)
+    if test == "Null":
+        return (have is None) == (values[0] == "true")
+    if have is None:
+        return False
+    haves = _listify(have)
+    if test.startswith("ForAllValues:"):
+        op = test.split(":", 1)[1]
+        return all(_condition_holds(op, key, values, {key: h}) for h in haves)
+    h = haves[0]
+    if test in ("StringEquals", "ArnEquals", "Bool"):
+        return str(h) in values
+    if test in ("StringLike", "ArnLike"):
+        return any(fnmatch.fnmatchcase(h, v) for v in values)
+    raise AssertionError(f"the evaluator does not know condition {test}")
+
+
+def allowed(policy, action, resource, context=None):
+    """Whether `policy` allows `action` on `resource` (explicit denies win)."""
+    context = context or {}
+    verdict = False
+    for st in _listify(policy["Statement"]):
+        acts = _listify(st.get("Action", []))
+        if not any(fnmatch.fnmatchcase(action.lower(), a.lower()) for a in acts):
+            continue
+        if not any(fnmatch.fnmatchcase(resource, r) for r in _listify(st.get("Resource", []))):
+            continue
+        conds = st.get("Condition", {})
+        if not all(_condition_holds(t, k, v, context) for t, kv in conds.items() for k, v in kv.items()):
+            continue
+        if st.get("Effect", "Allow") == "Deny":
+            return False
+        verdict = True
+    return verdict
+
+
+# --- the deployment on moto -------------------------------------------------------------
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.fixture(scope="module")
+def moto():
+    port = free_port()
+    log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"moto-infra-{port}.log", "w")
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(150):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield url
+    proc.terminate()
+    proc.wait()
+
+
+def artifacts(dir_):
+    """Stand-in zips: moto stores a function's code but never runs it."""
+    for name in ("floe-writer", "floe-committer", "floe-compactor"):
+        (dir_ / name).mkdir(parents=True)
+        with zipfile.ZipFile(dir_ / name / "bootstrap.zip", "w") as z:
+            z.writestr("bootstrap", "#!/bin/sh\nexit 1\n")
+    return dir_
+
+
+@pytest.fixture(scope="module")
+def deployed(moto, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("quickstart")
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1",
+               AWS_DEFAULT_REGION="us-east-1")
+    env.pop("AWS_ENDPOINT_URL", None)  # the provider gets it as a variable, as make deploy-local does
+    data = tmp / "tf"
+    init(QUICKSTART, data)
+    state = tmp / "terraform.tfstate"
+    prefix = "floe" + uuid.uuid4().hex[:6]
+    tfvars = ["-var", f"aws_endpoint_url={moto}", "-var", f"artifacts_dir={artifacts(tmp / 'lambda')}",
+              "-var", "force_destroy=true", "-var", "deletion_protection=false", "-var", f"name_prefix={prefix}",
+              # moto's event source mappings take messages off the queues and "invoke" functions it
+              # cannot run: paused, so that `floe run-function` is what feeds the functions.
+              "-var", "event_sources_enabled=false"]
+    terraform("apply", "-auto-approve", "-input=false", "-no-color", f"-state={state}", *tfvars, env=env, data_dir=data)
+    try:
+        terraform("plan", "-input=false", "-no-color", f"-state={state}", f"-out={tmp / 'again.tfplan'}", *tfvars,
+                  env=env, data_dir=data)
+        plan = json.loads(terraform("show", "-json", tmp / "again.tfplan", env=env, data_dir=data).stdout)
+        outputs = json.loads(terraform("output", "-json", f"-state={state}", env=env, data_dir=data).stdout)
+        yield {"endpoint": moto, "plan": plan, "outputs": {k: v["value"] for k, v in outputs.items()}, "tmp": tmp}
+    finally:
+        destroyed = terraform("destroy", "-auto-approve", "-input=false", "-no-color", f"-state={state}", *tfvars,
+                              env=env, data_dir=data, check=False)
+        assert destroyed.returncode == 0, f"terraform destroy failed:\n{destroyed.stdout[-3000:]}\n{destroyed.stderr[-3000:]}"
+
+
+def resources(plan):
+    """Every resource of the plan's prior state (all values known after the apply), by address."""
+    out = {}
+
+    def walk(module):
+        for r in module.get("resources", []):
+            out[r["address"]] = r["values"]
+        for child in module.get("child_modules", []):
+            walk(child)
+
+    walk(plan["prior_state"]["values"]["root_module"])
+    return out
+
+
+def _same_json(a, b):
+    try:
+        return json.loads(a) == json.loads(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def test_a_second_plan_changes_nothing(deployed):
+    """The apply converged: a second plan changes no value. moto echoes a queue's redrive
+    policy with other whitespace (AWS does not), which the provider reports as an update and
+    which defers the reads that depend on the queue: values that only wait on such a read
+    ("known after apply") and JSON equal up to whitespace are not changes."""
+    changes = []
+    for c in deployed["plan"].get("resource_changes", []):
+        actions = c["change"]["actions"]
+        if actions in (["no-op"], ["read"]):
+            continue
+        if actions != ["update"]:
+            changes.append((c["address"], actions))
+            continue
+        before, after, unknown = c["change"]["before"], c["change"]["after"], c["change"]["after_unknown"]
+        for k in set(before) | set(after):
+            b, a = before.get(k), after.get(k)
+            if unknown.get(k) or b == a or _same_json(b, a):
+                continue
+            changes.append((c["address"], k, b, a))
+    assert not changes, f"the apply did not converge: {changes}"
+
+
+def test_roles_are_least_privilege(deployed):
+    res = resources(deployed["plan"])
+    fn = {v["function_name"].rsplit("-", 1)[1]: v for a, v in res.items() if ".aws_lambda_function.function[" in a}
+    pol = {a.split('"')[1]: json.loads(v["policy"]) for a, v in res.items() if ".aws_iam_role_policy.function[" in a}
+    assert set(pol) == {"writer", "committer", "compactor"}, sorted(pol)
+    o = deployed["outputs"]
+    acct, region = "123456789012", "us-east-1"
+    ddb = lambda t: f"arn:aws:dynamodb:{region}:{acct}:table/{t}"  # noqa: E731
+    wh = o["warehouse"].removeprefix("s3://")
+    meta = f"arn:aws:s3:::{wh}/default.db/events/metadata/00001-{uuid.uuid4()}.metadata.json"
+    data = f"arn:aws:s3:::{wh}/default.db/events/data/tenant_id=1/x.parquet"
+    landing = f"arn:aws:s3:::{o['landing_bucket']}/events/a.avro"
+    created = {"s3:if-none-match": "*"}
+    w, c, k = pol["writer"], pol["committer"], pol["compactor"]
+
+    # The writer: reads sources, creates data files only, sends manifests, writes quarantine.
+    assert allowed(w, "s3:GetObjectVersion", landing)
+    assert allowed(w, "s3:PutObject", data, created)
+    assert not allowed(w, "s3:PutObject", data), "an overwrite (no If-None-Match) of a data file"
+    assert not allowed(w, "s3:PutObject", meta, created), "the writer must not write metadata"
+    assert not allowed(w, "s3:DeleteObject", data)
+    assert allowed(w, "s3:GetObject", meta)
+    assert allowed(w, "sqs:SendMessage", arn_of(o["commit_queue_url"]))
+    assert allowed(w, "dynamodb:GetItem", ddb(o["catalog_table"]))
+    for action in ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"):
+        assert not allowed(w, action, ddb(o["catalog_table"])), f"writer {action} on the catalog"
+    for action in ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"):
+        assert not allowed(w, action, ddb(o["lock_table"])), f"writer {action} on the lock"
+    assert allowed(w, "dynamodb:PutItem", ddb(o["ledger_table"]), {"dynamodb:LeadingKeys": ["quarantine|s3://l/k#v"]})
+    assert not allowed(w, "dynamodb:PutItem", ddb(o["ledger_table"]),
+                       {"dynamodb:LeadingKeys": ["default.events|s3://l/k#v"]}), "the writer forging a ledger record"
+    assert not allowed(w, "dynamodb:UpdateItem", ddb(o["ledger_table"]))
+    assert not allowed(w, "dynamodb:CreateTable", ddb(o["catalog_table"]))
+
+    # The committer: the only one that writes metadata, swaps pointers and holds the lock.
+    assert allowed(c, "s3:PutObject", meta)
+    assert allowed(c, "dynamodb:UpdateItem", ddb(o["catalog_table"]))
+    assert allowed(c, "dynamodb:PutItem", ddb(o["lock_table"]))
+    assert allowed(c, "sqs:SendMessage", arn_of(o["ingest_queue_url"]))
+    assert not allowed(c, "s3:GetObject", landing), "the committer never reads sources"
+
+    # The compactor: reads tables, creates data files, asks the committer.
+    assert allowed(k, "s3:GetObject", meta)
+    assert allowed(k, "s3:PutObject", data, created)
+    assert not allowed(k, "s3:PutObject", meta, created)
+    assert allowed(k, "sqs:SendMessage", arn_of(o["commit_queue_url"]))
+    for table in (o["catalog_table"], o["lock_table"], o["ledger_table"]):
+        for action in ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"):
+            assert not allowed(k, action, ddb(table)), f"compactor {action} on {table}"
+
+    # Each function writes only its own log group.
+    groups = o["log_groups"]
+    for role, p in pol.items():
+        for other, group in groups.items():
+            stream = f"arn:aws:logs:{region}:{acct}:log-group:{group}:log-stream:x"
+            assert allowed(p, "logs:PutLogEvents", stream) == (role == other), f"{role} -> {group}"
+
+    # One committer; visibility timeouts 6x the consumer's timeout; dead-letter queues.
+    assert fn["committer"]["reserved_concurrent_executions"] == 1
+    queues = {v["name"]: v for a, v in res.items() if ".aws_sqs_queue." in a}
+    prefix = fn["writer"]["function_name"].rsplit("-", 1)[0]
+    assert queues[f"{prefix}-ingest"]["visibility_timeout_seconds"] == 6 * fn["writer"]["timeout"]
+    assert queues[f"{prefix}-commit"]["visibility_timeout_seconds"] == 6 * fn["committer"]["timeout"]
+    for q in ("ingest", "commit"):
+        redrive = json.loads(queues[f"{prefix}-{q}"]["redrive_policy"])
+        assert redrive["deadLetterTargetArn"] == queues[f"{prefix}-{q}-dlq"]["arn"]
+    assert fn["writer"]["architectures"] == ["arm64"]
+
+
+def arn_of(queue_url):
+    name = queue_url.rstrip("/").rsplit("/", 1)[1]
+    return f"arn:aws:sqs:us-east-1:123456789012:{name}"
+
+
+def function_env(plan, role):
+    for a, v in resources(plan).items():
+        if ".aws_lambda_function.function[" in a and a.endswith(f'["{role}"]'):
+            return v["environment"][0]["variables"]
+    raise AssertionError(f"no {role} function in the state")
+
+
+def run_function(plan, role, *args):
+    """A function's handler, locally, with exactly the environment the module gives it (plus
+    the credentials Lambda would provide)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FLOE_"))}
+    env.update(function_env(plan, role))
+    env.update(AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1")
+    return subprocess.Popen([FLOE, "run-function", role, *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc, name, timeout=240):
+    out, err = proc.communicate(timeout=timeout)
+    print(f"--- {name}: {err[-6000:]}")  # shown when the test fails
+    assert proc.returncode == 0, f"{name} failed:\n{out[-3000:]}\n{err[-3000:]}"
+    return out, err
+
+
+def test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_path, monkeypatch):
+    o, plan, ep = deployed["outputs"], deployed["plan"], deployed["endpoint"]
+    for k, v in dict(AWS_ENDPOINT_URL=ep, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
+                     AWS_REGION="us-east-1", AWS_DEFAULT_REGION="us-east-1", AWS_ENDPOINT_URL_DYNAMODB=ep).items():
+        monkeypatch.setenv(k, v)
+    src = tmp_path / "gen"
+    floe("gen", "--out", src, "--files", 6, "--events-per-file", 400, "--seed", 7)
+    files = sorted(src.glob("*.avro"))
+    want = {str(r["event_id"]) for r in read_avro(files)}
+    s3 = boto3.client("s3", endpoint_url=ep)
+    for f in files:
+        s3.upload_file(str(f), o["landing_bucket"], f"events/{f.name}")
+    s3.put_object(Bucket=o["landing_bucket"], Key="events/garbage.avro", Body=b"not avro at all")
+    s3.put_object(Bucket=o["landing_bucket"], Key="events/readme.txt", Body=b"no .avro suffix: never notified")
+
+    # The writers and the committer side by side, as the event source mappings run them.
+    committer = run_function(plan, "committer", "--until-idle-secs", 20)
+    writer = run_function(plan, "writer", "--queue-url", o["ingest_queue_url"], "--until-idle-secs", 10)
+    finish(writer, "writer")
+    finish(committer, "committer")
+    # A full compaction, then the committer for its rewrite requests.
+    event = ROOT / "events/compactor/full-compaction.json"
+    out, _ = finish(run_function(plan, "compactor", "--event", event), "compactor")
+    runs = json.loads(out)
+    assert runs and runs[0]["tasks"] > 0, runs
+    finish(run_function(plan, "committer", "--until-idle-secs", 5), "committer")
+
+    # PyIceberg, through the catalog the module made.
+    from pyiceberg.catalog import load_catalog
+
+    cat = load_catalog("floe", **{
+        "type": "dynamodb", "table-name": o["catalog_table"], "dynamodb.region": "us-east-1",
+        "s3.endpoint": ep, "s3.region": "us-east-1", "s3.access-key-id": "test", "s3.secret-access-key": "test",
+        "s3.force-virtual-addressing": "false", "py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO",
+    })
+    table = cat.load_table("default.events")
+    got = [str(uuid.UUID(bytes=g)) if isinstance(g, bytes) else str(g)
+           for g in table.scan().to_arrow().column("event_id").to_pylist()]
+    assert len(got) == len(set(got)), "a row landed twice"
+    assert set(got) == want, f"{len(want - set(got))} missing, {len(set(got) - want)} unexpected"
+    names = [Path(t.file.file_path).name for t in table.scan().plan_files()]
+    assert names and all(n.startswith("L2-") for n in names), names
+    assert table.metadata.location.startswith(o["warehouse"])
+
+    # The garbage object is quarantined in the module's ledger; the .txt was never notified.
+    ddb = boto3.client("dynamodb", endpoint_url=ep)
+    items = ddb.scan(TableName=o["ledger_table"])["Items"]
+    quarantined = [i["pk"]["S"] for i in items if i["pk"]["S"].startswith("quarantine|")]
+    assert len(quarantined) == 1 and "garbage.avro" in quarantined[0], quarantined
+    assert not any("readme.txt" in i["pk"]["S"] for i in items)
+    sqs = boto3.client("sqs", endpoint_url=ep)
+    for url in (o["ingest_queue_url"], o["commit_queue_url"], *o["dead_letter_queue_urls"].values()):
+        attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+        assert attrs["ApproximateNumberOfMessages"] == "0" and attrs["ApproximateNumberOfMessagesNotVisible"] == "0", (url, attrs)
