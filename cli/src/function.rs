@@ -192,7 +192,13 @@ impl Mapping {
                 let retry = self.sqs.change_message_visibility().queue_url(&self.url).receipt_handle(receipt);
                 retry.visibility_timeout(self.retry_after).send().await.context("change visibility")?;
             } else {
-                self.sqs.delete_message().queue_url(&self.url).receipt_handle(receipt).send().await.context("delete")?;
+                self.sqs
+                    .delete_message()
+                    .queue_url(&self.url)
+                    .receipt_handle(receipt)
+                    .send()
+                    .await
+                    .context("delete")?;
             }
         }
         Ok(())

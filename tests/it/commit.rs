@@ -266,3 +266,99 @@ async fn a_poisoned_message_claims_none_of_its_sources() {
     assert!(matches!(result(&msgs[1].id), MessageResult::Committed { .. }), "{:?}", out.results);
     assert_eq!(contents(&h.ports, &table()).await.event_ids().len(), 200, "both objects, once");
 }
+
+/// Two writers see a new table at once, one with the events schema and one with another: each
+/// defines it and asks the committer, whose create-if-absent lets the first definition win in
+/// either order. The other request is a duplicate and leaves no metadata file behind; its
+/// objects, written against the table that exists, are quarantined for their schema, and
+/// nothing lands under a field id of a definition that lost.
+#[tokio::test]
+async fn concurrent_create_requests_register_the_first_definition_only() {
+    use floe::message::CreateRequest;
+    use floe::pipeline::create::define_table;
+
+    for events_first in [true, false] {
+        let h = Harness::new();
+        let events = h.events("in", 2, 100, 5, 0.0).await;
+        let sink = floe::sample::kitchen_sink(50, 3, floe::sample::codec("null").unwrap()).unwrap();
+        let other = vec![h.put_file("other", "sink.avro", &sink).await];
+        let cfg = floe::config::TableConfig::new(table());
+        let mut requests = vec![];
+        for objects in [&events, &other] {
+            let d = define_table(&h.ports, &h.engine, &cfg, &h.warehouse, objects).await.unwrap();
+            requests.push(CreateRequest::new(table(), d.defined_by, d.metadata));
+        }
+        if !events_first {
+            requests.reverse();
+        }
+        let msgs: Vec<Message> = requests
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Message {
+                id: format!("m{i}"),
+                receipt: format!("r{i}"),
+                body: serde_json::to_string(r).unwrap(),
+                receive_count: 1,
+            })
+            .collect();
+        let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+        let out = committer.commit(&msgs).await;
+        let results: Vec<_> = out.results.iter().map(|(_, r)| r.clone()).collect();
+        assert_eq!(results, [MessageResult::Created, MessageResult::Duplicate], "events first: {events_first}");
+        assert!(out.snapshots.is_empty());
+
+        let state = floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &table())
+            .await
+            .unwrap()
+            .expect("created");
+        assert_eq!(state.metadata.current_schema().as_ref(), requests[0].metadata.current_schema().as_ref());
+        let location = state.metadata.location();
+        let files = h.ports.store.list(&format!("{location}/metadata/")).await.unwrap();
+        assert_eq!(files.len(), 1, "only the winner's metadata.json: {files:?}");
+
+        // Both writers write what they have against the table that exists.
+        let wt = WriterTable::from_metadata(&table(), &state.metadata).unwrap();
+        let (fits, misfits) = if events_first { (&events, &other) } else { (&other, &events) };
+        let ok = write(&h.engine, &h.ports, &wt, fits.clone()).await.unwrap();
+        assert!(ok.quarantined.is_empty(), "{:?}", ok.quarantined);
+        let refused = write(&h.engine, &h.ports, &wt, misfits.clone()).await.unwrap();
+        assert_eq!(refused.quarantined.len(), misfits.len(), "the losing definition's objects do not fit");
+        assert!(refused.quarantined.iter().all(|(_, r)| r.kind == "schema"), "{:?}", refused.quarantined);
+        let msgs = drain(&h.ports).await;
+        let out = committer.commit(&msgs).await;
+        assert!(out.results.iter().all(|(_, r)| r.ack()), "{:?}", out.results);
+        let landed = contents(&h.ports, &table()).await.rows();
+        let want = if events_first { 200 } else { 50 };
+        assert_eq!(landed, want, "only the objects that fit the registered definition");
+    }
+}
+
+/// A create request is only ever a new table: one that carries snapshots is refused as poison.
+#[tokio::test]
+async fn a_create_request_with_history_is_poison() {
+    use floe::message::CreateRequest;
+
+    let h = Harness::new();
+    let inputs = h.events("in", 1, 50, 9, 0.0).await;
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    write(&h.engine, &h.ports, &t, inputs).await.unwrap();
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    committer.commit(&drain(&h.ports).await).await;
+    let state = floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &table()).await.unwrap();
+    let metadata = state.expect("table").metadata.as_ref().clone();
+    let other: TableIdent = "web.copy".parse().unwrap();
+    let request = CreateRequest::new(other.clone(), "s3://x/y.avro".into(), metadata);
+    let msg = Message {
+        id: "m".into(),
+        receipt: "r".into(),
+        body: serde_json::to_string(&request).unwrap(),
+        receive_count: 1,
+    };
+    let out = committer.commit(&[msg]).await;
+    assert!(
+        matches!(&out.results[0].1, MessageResult::Poison { reason } if reason.contains("not a new")),
+        "{:?}",
+        out.results
+    );
+    assert!(h.ports.pointer.load(&other).await.unwrap().is_none());
+}

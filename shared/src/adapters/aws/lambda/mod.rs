@@ -20,8 +20,8 @@ use crate::pipeline::commit::{Committer, MessageResult};
 use crate::pipeline::write::{quarantine, write};
 use crate::ports::{Message, ObjectMeta, ObjectStore, Ports, Queue};
 use crate::table::WriterTables;
-pub use writer::writer_table;
 use crate::{Error, PortError, Result, TableIdent};
+pub use writer::writer_table;
 
 /// A lenient S3 notification: only the fields Floe reads (moto and some tools omit others).
 #[derive(Debug, Deserialize)]
