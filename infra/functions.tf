@@ -39,7 +39,13 @@ resource "aws_lambda_function" "function" {
   tags = var.tags
   # The log group (Lambda's default name, /aws/lambda/<function>) exists before the function
   # logs, so Lambda never creates one without retention.
-  depends_on = [aws_iam_role_policy.function, aws_cloudwatch_log_group.function]
+  depends_on = [aws_iam_role_policy.function, aws_cloudwatch_log_group.function, aws_s3_object.floe_toml]
+  lifecycle {
+    precondition {
+      condition     = var.create_wait_seconds < var.writer_timeout_seconds
+      error_message = "create_wait_seconds must be below writer_timeout_seconds: a writer waits that long for a new table within one invocation."
+    }
+  }
 }
 
 resource "aws_lambda_event_source_mapping" "writer" {
@@ -49,6 +55,12 @@ resource "aws_lambda_event_source_mapping" "writer" {
   batch_size                         = var.writer_batch_size
   maximum_batching_window_in_seconds = var.writer_batching_window_seconds
   function_response_types            = ["ReportBatchItemFailures"]
+  lifecycle {
+    precondition {
+      condition     = var.writer_batch_size <= 10 || var.writer_batching_window_seconds > 0
+      error_message = "writer_batch_size above 10 needs a batching window: set writer_batching_window_seconds to at least 1 (an SQS event source's rule)."
+    }
+  }
   scaling_config {
     maximum_concurrency = var.writer_max_concurrency
   }
@@ -61,6 +73,12 @@ resource "aws_lambda_event_source_mapping" "committer" {
   batch_size                         = var.committer_batch_size
   maximum_batching_window_in_seconds = var.committer_batching_window_seconds
   function_response_types            = ["ReportBatchItemFailures"]
+  lifecycle {
+    precondition {
+      condition     = var.committer_batch_size <= 10 || var.committer_batching_window_seconds > 0
+      error_message = "committer_batch_size above 10 needs a batching window: set committer_batching_window_seconds to at least 1 (an SQS event source's rule)."
+    }
+  }
 }
 
 # --- compactor schedules ------------------------------------------------------------------

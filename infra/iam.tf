@@ -54,7 +54,7 @@ data "aws_iam_policy_document" "writer" {
   }
   statement {
     sid       = "ListLandingSoMissingIsNotFound"
-    actions   = ["s3:ListBucket", "s3:ListBucketVersions"]
+    actions   = ["s3:ListBucket"]
     resources = [aws_s3_bucket.landing.arn]
   }
   statement {
@@ -95,7 +95,7 @@ data "aws_iam_policy_document" "writer" {
   }
   statement {
     sid       = "LookUpSources"
-    actions   = ["dynamodb:BatchGetItem", "dynamodb:GetItem"]
+    actions   = ["dynamodb:BatchGetItem"]
     resources = [aws_dynamodb_table.ledger.arn]
   }
   statement {
@@ -174,7 +174,7 @@ data "aws_iam_policy_document" "committer" {
   }
   statement {
     sid       = "ExactlyOnceLedger"
-    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem"]
     resources = [aws_dynamodb_table.ledger.arn]
   }
   dynamic "statement" {

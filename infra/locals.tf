@@ -49,7 +49,12 @@ locals {
       RUST_LOG                    = var.log_level
     },
     var.catalog == "dynamodb" ? { FLOE_CATALOG_TABLE = local.catalog_table } : {},
-    var.floe_toml == null ? {} : { FLOE_CONFIG = "s3://${local.warehouse_bucket}/${local.config_key}" },
+    # FLOE_CONFIG_MD5 changes the functions' configuration when floe_toml changes, so that no
+    # warm function keeps routing by the configuration it read at its cold start.
+    var.floe_toml == null ? {} : {
+      FLOE_CONFIG     = "s3://${local.warehouse_bucket}/${local.config_key}"
+      FLOE_CONFIG_MD5 = md5(var.floe_toml)
+    },
     var.aws_endpoint_url == null ? {} : { AWS_ENDPOINT_URL = var.aws_endpoint_url },
   )
   environments = {

@@ -93,6 +93,9 @@ resource "aws_s3_bucket_lifecycle_configuration" "landing" {
     noncurrent_version_expiration {
       noncurrent_days = var.landing_noncurrent_version_days
     }
+    expiration {
+      expired_object_delete_marker = true
+    }
     abort_incomplete_multipart_upload {
       days_after_initiation = 7
     }

@@ -116,8 +116,8 @@ variable "landing_noncurrent_version_days" {
   type        = number
   default     = 15
   validation {
-    condition     = var.landing_noncurrent_version_days >= 1
-    error_message = "landing_noncurrent_version_days must be at least 1."
+    condition     = var.landing_noncurrent_version_days >= 14
+    error_message = "landing_noncurrent_version_days must be at least 14 (the ingest queue keeps a notification up to 14 days)."
   }
 }
 
@@ -142,7 +142,7 @@ variable "claim_check_days" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer-managed KMS key for buckets, queues, tables and logs. Null: S3-managed keys (SSE-S3), SQS-managed SSE, DynamoDB's AWS-owned key, CloudWatch's default encryption."
+  description = "Customer-managed KMS key for buckets, queues, tables and logs. Null: S3-managed keys (SSE-S3), SQS-managed SSE, DynamoDB's AWS-owned key, CloudWatch's default encryption. The key's policy must let s3.amazonaws.com use it (kms:GenerateDataKey, kms:Decrypt: S3 sends notifications to the encrypted ingest queue) and logs.<region>.amazonaws.com (encrypted log groups); the functions' roles get kms:Decrypt and kms:GenerateDataKey on it."
   type        = string
   default     = null
 }

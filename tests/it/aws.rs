@@ -41,6 +41,7 @@ impl Env {
             ledger_table: format!("ledger-{suffix}"),
             commit_queue_url: String::new(),
             claim_check_prefix: format!("s3://lake-{suffix}/_floe/claims"),
+            warehouse: format!("s3://lake-{suffix}/warehouse"),
             ingest_queue_url: None,
             create_dynamodb_tables: true,
         };

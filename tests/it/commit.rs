@@ -362,3 +362,38 @@ async fn a_create_request_with_history_is_poison() {
     );
     assert!(h.ports.pointer.load(&other).await.unwrap().is_none());
 }
+
+/// A create request may only place its table where the table lives: under the committer's
+/// warehouse, at `<ns>.db/<name>`; a definition for another table or another place is poison
+/// (the committer's role may write anywhere in the warehouse, a writer's request must not
+/// steer it).
+#[tokio::test]
+async fn a_create_request_for_another_place_is_poison() {
+    use floe::message::CreateRequest;
+    use floe::pipeline::create::define_table;
+
+    let h = Harness::new();
+    let inputs = h.events("in", 1, 20, 4, 0.0).await;
+    let cfg = floe::config::TableConfig::new(table());
+    let elsewhere = define_table(&h.ports, &h.engine, &cfg, "file:///tmp/elsewhere", &inputs).await.unwrap();
+    let here = define_table(&h.ports, &h.engine, &cfg, &h.warehouse, &inputs).await.unwrap();
+    let other: TableIdent = "web.other".parse().unwrap();
+    let cases = [
+        (CreateRequest::new(table(), "a".into(), elsewhere.metadata), true),
+        (CreateRequest::new(other.clone(), "b".into(), here.metadata.clone()), false),
+    ];
+    for (request, with_warehouse) in cases {
+        let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+        if with_warehouse {
+            committer = committer.with_warehouse(&h.warehouse);
+        }
+        let body = serde_json::to_string(&request).unwrap();
+        let out = committer.commit(&[Message { id: "m".into(), receipt: "r".into(), body, receive_count: 1 }]).await;
+        assert!(
+            matches!(&out.results[0].1, MessageResult::Poison { reason } if reason.contains("not under the warehouse")),
+            "{:?}",
+            out.results
+        );
+        assert!(h.ports.pointer.load(&request.table).await.unwrap().is_none());
+    }
+}

@@ -16,9 +16,9 @@ moto creates the Lambda functions but does not run them (no Docker here): that i
 `floe run-function` stands in for, the way the SQS event source mapping feeds the functions.
 """
 
-import fnmatch
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -95,34 +95,48 @@ def _listify(v):
     return v if isinstance(v, list) else [v]
 
 
+def _wild(pattern, value, fold=False):
+    """IAM's wildcards: `*` any run of characters (also across `/`), `?` one; nothing else."""
+    rx = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(rx, value, re.IGNORECASE if fold else 0) is not None
+
+
 def _condition_holds(test, key, values, context):
-    values = _listify(values)
+    values = [str(v) for v in _listify(values)]
     have = context.get(key)
     if test == "Null":
+        assert len(values) == 1 and values[0] in ("true", "false"), values
         return (have is None) == (values[0] == "true")
+    if test.startswith("ForAllValues:"):
+        # As IAM: true when the key is absent or every value matches one of the condition's.
+        op = test.split(":", 1)[1]
+        return all(_condition_holds(op, key, values, {key: h}) for h in _listify(have or []))
     if have is None:
         return False
-    haves = _listify(have)
-    if test.startswith("ForAllValues:"):
-        op = test.split(":", 1)[1]
-        return all(_condition_holds(op, key, values, {key: h}) for h in haves)
-    h = haves[0]
-    if test in ("StringEquals", "ArnEquals", "Bool"):
-        return str(h) in values
+    h = str(_listify(have)[0])
+    if test in ("StringEquals", "ArnEquals"):
+        return h in values
+    if test == "Bool":
+        return h.lower() in [v.lower() for v in values]
     if test in ("StringLike", "ArnLike"):
-        return any(fnmatch.fnmatchcase(h, v) for v in values)
+        return any(_wild(v, h) for v in values)
     raise AssertionError(f"the evaluator does not know condition {test}")
 
 
+KNOWN = {"Sid", "Effect", "Action", "Resource", "Condition"}
+
+
 def allowed(policy, action, resource, context=None):
-    """Whether `policy` allows `action` on `resource` (explicit denies win)."""
+    """Whether the identity policy `policy` allows `action` on `resource` (explicit denies win).
+    Refuses statements it cannot judge (NotAction, NotResource, ...), so none passes falsely."""
     context = context or {}
     verdict = False
     for st in _listify(policy["Statement"]):
-        acts = _listify(st.get("Action", []))
-        if not any(fnmatch.fnmatchcase(action.lower(), a.lower()) for a in acts):
+        unknown = set(st) - KNOWN
+        assert not unknown, f"the evaluator cannot judge {unknown} in {st}"
+        if not any(_wild(a, action, fold=True) for a in _listify(st.get("Action", []))):
             continue
-        if not any(fnmatch.fnmatchcase(resource, r) for r in _listify(st.get("Resource", []))):
+        if not any(_wild(r, resource) for r in _listify(st.get("Resource", []))):
             continue
         conds = st.get("Condition", {})
         if not all(_condition_holds(t, k, v, context) for t, kv in conds.items() for k, v in kv.items()):
@@ -131,6 +145,26 @@ def allowed(policy, action, resource, context=None):
             return False
         verdict = True
     return verdict
+
+
+def test_the_evaluator_follows_iam():
+    p = {"Statement": [
+        {"Effect": "Allow", "Action": "s3:Get*", "Resource": "arn:aws:s3:::b/p/*"},
+        {"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": "t",
+         "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["quarantine|*"]}}},
+        {"Effect": "Deny", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/p/secret",
+         "Condition": {"Bool": {"aws:SecureTransport": "false"}}},
+    ]}
+    assert allowed(p, "S3:GETOBJECT", "arn:aws:s3:::b/p/x/y"), "actions are case-insensitive, * crosses /"
+    assert not allowed(p, "s3:GetObject", "arn:aws:s3:::b/q/x")
+    assert not allowed(p, "s3:GetObject", "arn:aws:s3:::b/p/secret", {"aws:SecureTransport": False})
+    assert allowed(p, "s3:GetObject", "arn:aws:s3:::b/p/secret", {"aws:SecureTransport": True})
+    assert allowed(p, "dynamodb:PutItem", "t", {"dynamodb:LeadingKeys": ["quarantine|a"]})
+    assert not allowed(p, "dynamodb:PutItem", "t", {"dynamodb:LeadingKeys": ["quarantine|a", "x|b"]})
+    assert allowed(p, "dynamodb:PutItem", "t"), "ForAllValues holds when the key is absent, as in IAM"
+    assert not allowed({"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "a[b]"}]}, "s3:x", "ab")
+    with pytest.raises(AssertionError):
+        allowed({"Statement": [{"Effect": "Allow", "NotAction": "s3:*", "Resource": "*"}]}, "sqs:x", "r")
 
 
 # --- the deployment on moto -------------------------------------------------------------
@@ -290,6 +324,37 @@ def test_roles_are_least_privilege(deployed):
     for table in (o["catalog_table"], o["lock_table"], o["ledger_table"]):
         for action in ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"):
             assert not allowed(k, action, ddb(table)), f"compactor {action} on {table}"
+
+    # What each role's code calls (shared/src/adapters/aws), all allowed.
+    claim = f"arn:aws:s3:::{wh}/_floe/claims/{uuid.uuid4()}.json"
+    ledger_key = {"dynamodb:LeadingKeys": ["default.events|s3://l/k#v"]}
+    needed = {
+        "writer": [("s3:GetObject", landing, {}), ("s3:PutObject", claim, created),
+                   ("sqs:ReceiveMessage", arn_of(o["ingest_queue_url"]), {}),
+                   ("sqs:DeleteMessage", arn_of(o["ingest_queue_url"]), {}),
+                   ("sqs:ChangeMessageVisibility", arn_of(o["ingest_queue_url"]), {}),
+                   ("dynamodb:BatchGetItem", ddb(o["ledger_table"]), ledger_key)],
+        "committer": [("s3:GetObject", claim, {}), ("s3:DeleteObject", claim, {}), ("s3:DeleteObject", data, {}),
+                      ("s3:DeleteObject", meta, {}), ("s3:GetObject", data, {}),
+                      ("dynamodb:GetItem", ddb(o["lock_table"]), {}), ("dynamodb:UpdateItem", ddb(o["lock_table"]), {}),
+                      ("dynamodb:DeleteItem", ddb(o["lock_table"]), {}),
+                      ("dynamodb:PutItem", ddb(o["catalog_table"]), {}), ("dynamodb:GetItem", ddb(o["catalog_table"]), {}),
+                      ("dynamodb:BatchGetItem", ddb(o["ledger_table"]), ledger_key),
+                      ("dynamodb:UpdateItem", ddb(o["ledger_table"]), ledger_key),
+                      ("dynamodb:GetItem", ddb(o["ledger_table"]), ledger_key),
+                      ("sqs:ReceiveMessage", arn_of(o["commit_queue_url"]), {}),
+                      ("sqs:SendMessage", arn_of(o["commit_queue_url"]), {})],
+        "compactor": [("s3:GetObject", data, {}), ("s3:PutObject", claim, created),
+                      ("s3:ListBucket", f"arn:aws:s3:::{wh.split('/')[0]}", {"s3:prefix": wh.split("/", 1)[1] + "/default.db/"}),
+                      ("s3:DeleteObject", data, {}),  # the orphan sweep is on by default
+                      ("dynamodb:GetItem", ddb(o["catalog_table"]), {})],
+    }
+    for role, calls in needed.items():
+        for action, resource, context in calls:
+            assert allowed(pol[role], action, resource, context), f"{role} needs {action} on {resource}"
+    for action in ("sqs:ReceiveMessage", "sqs:DeleteMessage"):
+        assert not allowed(k, action, arn_of(o["commit_queue_url"])), f"compactor {action} on the commit queue"
+        assert not allowed(w, action, arn_of(o["commit_queue_url"])), f"writer {action} on the commit queue"
 
     # Each function writes only its own log group.
     groups = o["log_groups"]

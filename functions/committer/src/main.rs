@@ -17,7 +17,7 @@ async fn main() -> Result<(), Error> {
     let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
         .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
     let requeue = SqsQueue::new(clients.sqs.clone(), settings.ingest_queue()?);
-    let committer = Mutex::new(Committer::new(EngineConfig::default(), ports));
+    let committer = Mutex::new(Committer::new(EngineConfig::default(), ports).with_warehouse(&settings.warehouse));
     let (committer, queue, requeue) = (&committer, &queue, &requeue);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<SqsEvent>| async move {
         Ok::<SqsBatchResponse, Error>(handle_committer(committer, queue, requeue, ev.payload).await)

@@ -75,6 +75,8 @@ pub struct AwsSettings {
     pub ledger_table: String,
     /// SQS URL of the commit queue.
     pub commit_queue_url: String,
+    /// `FLOE_WAREHOUSE`: `s3://bucket/prefix` under which table locations live.
+    pub warehouse: String,
     /// S3 prefix for manifests too large for one SQS message (claim checks).
     pub claim_check_prefix: String,
     /// Whether to create the DynamoDB tables at cold start if they are missing
@@ -117,6 +119,7 @@ impl AwsSettings {
             ledger_table: var("FLOE_LEDGER_TABLE").unwrap_or_else(|| DEFAULT_LEDGER_TABLE.into()),
             commit_queue_url: var("FLOE_COMMIT_QUEUE_URL").unwrap_or_default(),
             claim_check_prefix: format!("{}/_floe/claims", warehouse.trim_end_matches('/')),
+            warehouse: warehouse.trim_end_matches('/').to_string(),
         })
     }
 }

@@ -149,13 +149,22 @@ pub struct Committer {
     /// Dropped records this committer wrote and has not cleaned up yet (so cleanup reads none).
     dropped: HashMap<String, crate::table::maintain::DroppedRecord>,
     reads: u64,
+    /// Where tables live (`FLOE_WAREHOUSE`): a create request must place its table there.
+    warehouse: Option<String>,
 }
 
 impl Committer {
     /// A committer with a unique owner id for the lock.
     pub fn new(cfg: EngineConfig, ports: Ports) -> Self {
         let owner = format!("committer-{}", uuid::Uuid::new_v4());
-        Committer { cfg, ports, owner, cache: HashMap::new(), dropped: HashMap::new(), reads: 0 }
+        Committer { cfg, ports, owner, cache: HashMap::new(), dropped: HashMap::new(), reads: 0, warehouse: None }
+    }
+
+    /// Registers new tables only at their place under `warehouse` (`<warehouse>/<ns>.db/<name>`);
+    /// without it, a create request's location must still end in `/<ns>.db/<name>`.
+    pub fn with_warehouse(mut self, warehouse: &str) -> Self {
+        self.warehouse = Some(warehouse.trim_end_matches('/').to_string());
+        self
     }
 
     /// The fault plan (for the handlers' `committer.before_ack` point).
@@ -248,6 +257,14 @@ impl Committer {
         let m = &request.metadata;
         if m.snapshots().next().is_some() || m.format_version() != iceberg::spec::FormatVersion::V2 {
             let reason = format!("create request for {table} is not a new format v2 table");
+            return MessageResult::Poison { reason };
+        }
+        let place = match &self.warehouse {
+            Some(w) => m.location() == crate::table::table_location(w, table),
+            None => m.location().ends_with(&format!("/{}.db/{}", table.namespace, table.name)),
+        };
+        if !place {
+            let reason = format!("create request for {table} places it at {}, not under the warehouse", m.location());
             return MessageResult::Poison { reason };
         }
         match self.ports.pointer.load(table).await {

@@ -8,7 +8,7 @@
 //! planned on files compacted since is rejected as stale.
 
 use serde::{Deserialize, Serialize};
-use tracing::info;
+use tracing::{error, info};
 
 use crate::config::EngineConfig;
 use crate::pipeline::compact::{CompactOptions, compact};
@@ -79,10 +79,12 @@ struct Detail {
 }
 
 /// One table's result, as the function returns it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct TableRun {
     /// The table.
     pub table: String,
+    /// Whether the table exists (one that does not yet is skipped).
+    pub exists: bool,
     /// Tasks planned.
     pub planned: usize,
     /// Tasks run (a rewrite request sent for each).
@@ -113,27 +115,52 @@ pub async fn handle_compactor(env: &CompactorEnv, ports: &Ports, payload: serde_
         options.max_tasks = n.max(1);
     }
     let mut out = vec![];
+    let mut failed = vec![];
     for table in tables {
-        let report = compact(&env.engine, ports, &table, &options).await?;
-        let mut orphans_deleted = 0;
-        if let Some(hours) = detail.sweep_older_than_hours {
-            let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &table)
-                .await?
-                .ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
-            let cutoff = chrono::Utc::now().timestamp_millis() - (hours as i64).saturating_mul(3_600_000);
-            orphans_deleted = sweep_orphans(ports.store.as_ref(), &state, cutoff, false).await?.orphans.len();
+        match compact_one(env, ports, &table, &options, detail.sweep_older_than_hours).await {
+            Ok(run) => out.push(run),
+            Err(e) => {
+                // The other tables still get their tick; the invocation fails at the end.
+                error!(%table, error = %e, "compaction failed");
+                failed.push(format!("{table}: {e}"));
+            }
         }
-        info!(%table, planned = report.planned, tasks = report.tasks, orphans_deleted, "compactor tick");
-        out.push(TableRun {
-            table: table.to_string(),
-            planned: report.planned,
-            tasks: report.tasks,
-            inputs: report.totals.inputs,
-            outputs: report.totals.outputs,
-            orphans_deleted,
-        });
+    }
+    if !failed.is_empty() {
+        return Err(Error::Config(format!("compaction failed for {}", failed.join("; "))));
     }
     Ok(out)
+}
+
+/// One table's tick. A table that does not exist yet (no data has arrived for it) is skipped:
+/// a schedule that starts before the first object is not an error.
+async fn compact_one(
+    env: &CompactorEnv,
+    ports: &Ports,
+    table: &TableIdent,
+    options: &CompactOptions,
+    sweep_older_than_hours: Option<u64>,
+) -> Result<TableRun> {
+    let Some(state) = load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await? else {
+        info!(%table, "table does not exist yet; nothing to compact");
+        return Ok(TableRun { table: table.to_string(), exists: false, ..TableRun::default() });
+    };
+    let report = compact(&env.engine, ports, table, options).await?;
+    let mut orphans_deleted = 0;
+    if let Some(hours) = sweep_older_than_hours {
+        let cutoff = chrono::Utc::now().timestamp_millis() - (hours as i64).saturating_mul(3_600_000);
+        orphans_deleted = sweep_orphans(ports.store.as_ref(), &state, cutoff, false).await?.orphans.len();
+    }
+    info!(%table, planned = report.planned, tasks = report.tasks, orphans_deleted, "compactor tick");
+    Ok(TableRun {
+        table: table.to_string(),
+        exists: true,
+        planned: report.planned,
+        tasks: report.tasks,
+        inputs: report.totals.inputs,
+        outputs: report.totals.outputs,
+        orphans_deleted,
+    })
 }
 
 #[cfg(test)]
