@@ -39,29 +39,10 @@ resource "aws_iam_role" "function" {
   tags               = var.tags
 }
 
-# --- writer -------------------------------------------------------------------------------
+# --- shared statements --------------------------------------------------------------------
 
-data "aws_iam_policy_document" "writer" {
-  statement {
-    sid       = "OwnLogGroup"
-    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
-    resources = ["${aws_cloudwatch_log_group.function["writer"].arn}:*"]
-  }
-  statement {
-    sid       = "ReadLandingObjects"
-    actions   = ["s3:GetObject", "s3:GetObjectVersion"]
-    resources = ["${aws_s3_bucket.landing.arn}/*"]
-  }
-  statement {
-    sid       = "ListLandingSoMissingIsNotFound"
-    actions   = ["s3:ListBucket"]
-    resources = [aws_s3_bucket.landing.arn]
-  }
-  statement {
-    sid       = "ReadTableMetadataAndConfig"
-    actions   = ["s3:GetObject"]
-    resources = [local.warehouse_objects]
-  }
+# Every function: list the warehouse (so a missing object is a 404, not a 403) and use the key.
+data "aws_iam_policy_document" "every_function" {
   statement {
     sid       = "ListWarehouseSoMissingIsNotFound"
     actions   = ["s3:ListBucket"]
@@ -71,6 +52,25 @@ data "aws_iam_policy_document" "writer" {
       variable = "s3:prefix"
       values   = ["${var.warehouse_prefix}/*"]
     }
+  }
+  dynamic "statement" {
+    for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
+    content {
+      sid       = "UseKey"
+      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+      resources = [statement.value]
+    }
+  }
+}
+
+# The writer and the compactor: read tables and the catalog, create data files (never
+# overwrite), hand them to the committer.
+data "aws_iam_policy_document" "data_file_producer" {
+  source_policy_documents = [data.aws_iam_policy_document.every_function.json]
+  statement {
+    sid       = "ReadTablesAndConfig"
+    actions   = ["s3:GetObject"]
+    resources = [local.warehouse_objects]
   }
   statement {
     sid       = "CreateDataFilesAndClaimChecksOnly"
@@ -84,29 +84,9 @@ data "aws_iam_policy_document" "writer" {
     }
   }
   statement {
-    sid       = "ConsumeIngestQueue"
-    actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"]
-    resources = [aws_sqs_queue.ingest.arn]
-  }
-  statement {
     sid       = "SendToCommitQueue"
     actions   = ["sqs:SendMessage"]
     resources = [aws_sqs_queue.commit.arn]
-  }
-  statement {
-    sid       = "LookUpSources"
-    actions   = ["dynamodb:BatchGetItem"]
-    resources = [aws_dynamodb_table.ledger.arn]
-  }
-  statement {
-    sid       = "WriteQuarantineRecordsOnly"
-    actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.ledger.arn]
-    condition {
-      test     = "ForAllValues:StringLike"
-      variable = "dynamodb:LeadingKeys"
-      values   = ["quarantine|*"]
-    }
   }
   dynamic "statement" {
     for_each = var.catalog == "dynamodb" ? [1] : []
@@ -124,12 +104,45 @@ data "aws_iam_policy_document" "writer" {
       resources = local.glue_arns
     }
   }
-  dynamic "statement" {
-    for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
-    content {
-      sid       = "UseKey"
-      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
-      resources = [statement.value]
+}
+
+# --- writer -------------------------------------------------------------------------------
+
+data "aws_iam_policy_document" "writer" {
+  source_policy_documents = [data.aws_iam_policy_document.data_file_producer.json]
+  statement {
+    sid       = "OwnLogGroup"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.function["writer"].arn}:*"]
+  }
+  statement {
+    sid       = "ReadLandingObjects"
+    actions   = ["s3:GetObject", "s3:GetObjectVersion"]
+    resources = ["${aws_s3_bucket.landing.arn}/*"]
+  }
+  statement {
+    sid       = "ListLandingSoMissingIsNotFound"
+    actions   = ["s3:ListBucket"]
+    resources = [aws_s3_bucket.landing.arn]
+  }
+  statement {
+    sid       = "ConsumeIngestQueue"
+    actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"]
+    resources = [aws_sqs_queue.ingest.arn]
+  }
+  statement {
+    sid       = "LookUpSources"
+    actions   = ["dynamodb:BatchGetItem"]
+    resources = [aws_dynamodb_table.ledger.arn]
+  }
+  statement {
+    sid       = "WriteQuarantineRecordsOnly"
+    actions   = ["dynamodb:PutItem"]
+    resources = [aws_dynamodb_table.ledger.arn]
+    condition {
+      test     = "ForAllValues:StringLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["quarantine|*"]
     }
   }
 }
@@ -137,6 +150,7 @@ data "aws_iam_policy_document" "writer" {
 # --- committer ----------------------------------------------------------------------------
 
 data "aws_iam_policy_document" "committer" {
+  source_policy_documents = [data.aws_iam_policy_document.every_function.json]
   statement {
     sid       = "OwnLogGroup"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
@@ -146,16 +160,6 @@ data "aws_iam_policy_document" "committer" {
     sid       = "TableFilesAndMaintenance"
     actions   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
     resources = [local.warehouse_objects]
-  }
-  statement {
-    sid       = "ListWarehouseSoMissingIsNotFound"
-    actions   = ["s3:ListBucket"]
-    resources = [local.warehouse_arn]
-    condition {
-      test     = "StringLike"
-      variable = "s3:prefix"
-      values   = ["${var.warehouse_prefix}/*"]
-    }
   }
   statement {
     sid       = "ConsumeCommitQueue"
@@ -193,48 +197,16 @@ data "aws_iam_policy_document" "committer" {
       resources = local.glue_arns
     }
   }
-  dynamic "statement" {
-    for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
-    content {
-      sid       = "UseKey"
-      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
-      resources = [statement.value]
-    }
-  }
 }
 
 # --- compactor ----------------------------------------------------------------------------
 
 data "aws_iam_policy_document" "compactor" {
+  source_policy_documents = [data.aws_iam_policy_document.data_file_producer.json]
   statement {
     sid       = "OwnLogGroup"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["arn:${local.partition}:logs:${local.region}:${local.account}:log-group:/aws/lambda/${local.functions.compactor}:*"]
-  }
-  statement {
-    sid       = "ReadTables"
-    actions   = ["s3:GetObject"]
-    resources = [local.warehouse_objects]
-  }
-  statement {
-    sid       = "ListWarehouse"
-    actions   = ["s3:ListBucket"]
-    resources = [local.warehouse_arn]
-    condition {
-      test     = "StringLike"
-      variable = "s3:prefix"
-      values   = ["${var.warehouse_prefix}/*"]
-    }
-  }
-  statement {
-    sid       = "CreateDataFilesAndClaimChecksOnly"
-    actions   = ["s3:PutObject"]
-    resources = [local.data_objects, local.claim_objects]
-    condition {
-      test     = "Null"
-      variable = "s3:if-none-match"
-      values   = ["false"]
-    }
   }
   dynamic "statement" {
     for_each = local.sweep ? [1] : []
@@ -242,35 +214,6 @@ data "aws_iam_policy_document" "compactor" {
       sid       = "OrphanSweep"
       actions   = ["s3:DeleteObject"]
       resources = [local.data_objects, local.metadata_objects]
-    }
-  }
-  statement {
-    sid       = "SendRewriteRequests"
-    actions   = ["sqs:SendMessage"]
-    resources = [aws_sqs_queue.commit.arn]
-  }
-  dynamic "statement" {
-    for_each = var.catalog == "dynamodb" ? [1] : []
-    content {
-      sid       = "ReadCatalog"
-      actions   = ["dynamodb:GetItem"]
-      resources = [local.catalog_table_arn]
-    }
-  }
-  dynamic "statement" {
-    for_each = var.catalog == "glue" ? [1] : []
-    content {
-      sid       = "ReadGlueCatalog"
-      actions   = ["glue:GetTable", "glue:GetDatabase"]
-      resources = local.glue_arns
-    }
-  }
-  dynamic "statement" {
-    for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
-    content {
-      sid       = "UseKey"
-      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
-      resources = [statement.value]
     }
   }
 }
