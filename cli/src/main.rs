@@ -1,6 +1,7 @@
 //! `floe`: embedded mode and administration. Parses arguments, builds ports and configuration,
 //! and calls the engine's pipeline functions; it holds no pipeline logic of its own.
 
+mod backfill;
 mod bench;
 mod compact;
 mod function;
@@ -48,6 +49,9 @@ enum Command {
     /// Run a deployed function (writer, committer, compactor) locally, configured by the same
     /// environment variables and fed from its queue as its event source mapping would.
     RunFunction(function::RunFunctionArgs),
+    /// Send objects already in a bucket (s3://bucket/prefix) to the deployed writers, as if
+    /// they had just landed; objects already committed are skipped.
+    Backfill(backfill::BackfillArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +72,7 @@ fn main() -> ExitCode {
             Command::Sweep(a) => compact::sweep(a).await,
             Command::Gen(a) => generate::run(a),
             Command::RunFunction(a) => function::run(a).await,
+            Command::Backfill(a) => backfill::run(a).await,
             Command::Bench(a) => bench::run(a).await,
             Command::BenchTable(a) => longrun::run(a).await,
             Command::Quarantine(c) => quarantine::run(c).await,

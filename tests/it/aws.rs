@@ -574,3 +574,60 @@ async fn an_overwritten_object_on_a_versioned_bucket_lands_both_versions() {
 async fn an_overwritten_object_on_an_unversioned_bucket_supersedes_the_first() {
     overwritten_object_lands_what_each_notification_names(false).await;
 }
+
+/// `floe backfill`'s library half: objects that were in the bucket before any notification was
+/// configured are sent to the writers, ten to a message, and land; sent again, nothing lands
+/// twice (the writers skip committed sources through the ledger).
+#[tokio::test]
+async fn a_backfill_lands_existing_objects_once_however_often_it_runs() {
+    use floe::adapters::aws::backfill::{Backfill, objects, send};
+
+    let env = Env::new(Catalog::DynamoDb).await;
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let (ingest_url, _) = env.queue("ingest").await;
+    let spec = EventsSpec { events_per_file: 50, ..Default::default() };
+    let mut rows = 0;
+    for i in 0..12u64 {
+        let (bytes, n) = sample::events_file(&spec, 31, i).expect("gen");
+        let key = format!("old/part-{i:03}.avro");
+        let put = env.clients.s3.put_object().bucket(env.bucket("landing")).key(key);
+        put.body(ByteStream::from(bytes)).send().await.expect("put");
+        rows += n;
+    }
+    let skip = env.clients.s3.put_object().bucket(env.bucket("landing")).key("old/notes.txt");
+    skip.body(ByteStream::from_static(b"not avro")).send().await.expect("put");
+    let elsewhere = env.clients.s3.put_object().bucket(env.bucket("landing")).key("new/x.avro");
+    elsewhere.body(ByteStream::from_static(b"not listed")).send().await.expect("put");
+
+    let b = Backfill { prefix: format!("s3://{}/old/", env.bucket("landing")), suffix: ".avro".into(), rate: 0 };
+    let queue = SqsQueue::new(env.clients.sqs.clone(), &ingest_url);
+    let writer_env = WriterEnv {
+        engine: EngineConfig::default(),
+        router: Router::new(None, "default.events".parse().unwrap()),
+        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
+        dead_letters: None,
+        tables: Default::default(),
+        create_wait: Duration::ZERO,
+    };
+    let table: floe::TableIdent = "default.events".parse().unwrap();
+    for round in 0..2 {
+        let sources = objects(ports.store.as_ref(), &b).await.expect("list");
+        assert_eq!(sources.len(), 12, "the .avro keys under the prefix only");
+        let progress = std::sync::Mutex::new(vec![]);
+        let sent = send(&queue, &sources, 0, &|n| progress.lock().unwrap().push(n)).await.expect("send");
+        assert_eq!(sent, 12);
+        assert_eq!(*progress.lock().unwrap(), [10, 12], "ten objects to a message");
+        let (event, receipts) = env.sqs_event(&ingest_url, 2, Duration::from_secs(10)).await;
+        if round == 0 {
+            create_on_first_sight(&writer_env, &ports, event.clone()).await;
+        }
+        let response = handle_writer(&writer_env, &ports, event).await.expect("writer");
+        assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+        env.delete_all(&ingest_url, &receipts).await;
+        let mut committer = Committer::new(EngineConfig::default(), ports.clone());
+        while committer.run_once(10, Duration::from_secs(30)).await.expect("commit").is_some() {}
+        let ids = contents(&ports, &table).await.event_ids();
+        assert_eq!(ids.len(), rows, "round {round}: every backfilled row, once");
+        assert!(counts(&ids).values().all(|n| *n == 1));
+    }
+}

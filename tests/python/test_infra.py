@@ -479,6 +479,19 @@ def test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_pat
     quarantined = [i["pk"]["S"] for i in items if i["pk"]["S"].startswith("quarantine|")]
     assert len(quarantined) == 1 and "garbage.avro" in quarantined[0], quarantined
     assert not any("readme.txt" in i["pk"]["S"] for i in items)
+    # `floe backfill` of the same prefix: every object sent again, nothing lands twice.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FLOE_"))}
+    env.update(function_env(plan, "committer"), AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
+               AWS_REGION="us-east-1")
+    out = subprocess.run([FLOE, "backfill", f"s3://{o['landing_bucket']}/events/", "--rate", "50"], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "sent 7 object(s)" in out.stdout, (out.stdout, out.stderr)
+    committer = run_function(plan, "committer", "--until-idle-secs", 8)
+    finish(run_function(plan, "writer", "--queue-url", o["ingest_queue_url"], "--until-idle-secs", 5), "writer")
+    finish(committer, "committer")
+    again = cat.load_table("default.events").scan().to_arrow().column("event_id").to_pylist()
+    assert len(again) == len(got), "a backfill landed rows twice"
+
     sqs = boto3.client("sqs", endpoint_url=ep)
     for url in (o["ingest_queue_url"], o["commit_queue_url"], *o["dead_letter_queue_urls"].values()):
         attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]

@@ -4,6 +4,7 @@
 //! S3 then uses path-style addressing. No SDK type leaves this module: errors become
 //! `PortError`s here.
 
+pub mod backfill;
 mod dynamodb_ledger;
 mod dynamodb_lock;
 mod dynamodb_table_pointer;
