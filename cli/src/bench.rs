@@ -186,7 +186,7 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
             let mut bytes = 0;
             let s = Instant::now();
             for &i in b {
-                decoded.extend(read_object(&data[i], &table, &engine).map_err(|r| anyhow::anyhow!("{r}"))?);
+                decoded.extend(read_object(&data[i], &table, &engine).map_err(|r| anyhow::anyhow!("{r}"))?.batches);
                 bytes += data[i].len();
             }
             read_t += s.elapsed();

@@ -18,6 +18,7 @@ use iceberg::spec::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::convert::evolve::SchemaChange;
 use crate::convert::parquet::FileMetrics;
 use crate::{Error, Result, TableIdent};
 
@@ -88,7 +89,7 @@ pub struct FileManifest {
     pub table: TableIdent,
     /// Deterministic id of the writer batch (a hash of its source ids).
     pub batch_id: String,
-    /// Schema the files were written with.
+    /// Schema the files were written with, or, with `evolution`, the schema it evolves.
     pub schema_id: i32,
     /// Partition spec the files were written with.
     pub spec_id: i32,
@@ -96,9 +97,31 @@ pub struct FileManifest {
     pub sources: Vec<SourceRef>,
     /// Data files written.
     pub files: Vec<DataFileMeta>,
+    /// The schema change the files need, when the table's schema (`schema_id`) does not hold
+    /// them as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evolution: Option<Box<SchemaEvolution>>,
+}
+
+/// A writer's proposal of a schema change, committed with the first data that needs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchemaEvolution {
+    /// The changes to the schema `schema_id`, in order, with the field ids the writer proposes.
+    pub changes: Vec<SchemaChange>,
+    /// The schema the files were written with (those changes applied; its id is not the
+    /// table's).
+    pub schema: Schema,
 }
 
 impl FileManifest {
+    /// The schema the files were written with: the evolved one, or the table's `schema_id`.
+    pub fn file_schema<'a>(&'a self, meta: &'a iceberg::spec::TableMetadata) -> Option<&'a Schema> {
+        match &self.evolution {
+            Some(e) => Some(&e.schema),
+            None => meta.schema_by_id(self.schema_id).map(|s| s.as_ref()),
+        }
+    }
+
     /// Parses a message body, refusing versions this build does not know.
     pub fn from_json(body: &str) -> Result<Self> {
         #[derive(Deserialize)]
@@ -289,7 +312,14 @@ impl DataFileMeta {
 
     /// Converts to an Iceberg `DataFile` of `spec`, decoding bounds with `schema`'s types.
     pub fn to_data_file(&self, schema: &Schema, spec: &PartitionSpec) -> Result<DataFile> {
-        let ptype = spec.partition_type(schema)?;
+        self.to_data_file_of(schema, schema, spec)
+    }
+
+    /// [`DataFileMeta::to_data_file`] for a file written with `file_schema`, registered in a
+    /// table whose schema is now `schema`: bounds are read as the file's types and widened to
+    /// the table's (a promoted column).
+    pub fn to_data_file_of(&self, file_schema: &Schema, schema: &Schema, spec: &PartitionSpec) -> Result<DataFile> {
+        let ptype = spec.partition_type(file_schema)?;
         if ptype.fields().len() != self.partition.len() {
             return Err(Error::Config(format!(
                 "data file {} has {} partition values but spec {} has {} fields",
@@ -310,11 +340,15 @@ impl DataFileMeta {
         let dec = |m: &BTreeMap<i32, String>| -> Result<std::collections::HashMap<i32, Datum>> {
             let mut out = std::collections::HashMap::new();
             for (id, b64) in m {
-                let Some(Type::Primitive(p)) = schema.field_by_id(*id).map(|f| f.field_type.as_ref().clone()) else {
+                let prim = |s: &Schema| match s.field_by_id(*id).map(|f| f.field_type.as_ref()) {
+                    Some(Type::Primitive(p)) => Some(p.clone()),
+                    _ => None,
+                };
+                let (Some(written), Some(now)) = (prim(file_schema), prim(schema)) else {
                     continue; // a column dropped from the schema: its bound is meaningless now
                 };
                 let bytes = B64.decode(b64).map_err(|e| Error::Config(format!("bad bound for field {id}: {e}")))?;
-                out.insert(*id, Datum::try_from_bytes(&bytes, p)?);
+                out.insert(*id, widen(Datum::try_from_bytes(&bytes, written)?, &now)?);
             }
             Ok(out)
         };
@@ -337,4 +371,21 @@ impl DataFileMeta {
         }
         b.build().map_err(|e| Error::Config(format!("data file {}: {e}", self.path)))
     }
+}
+
+/// A bound written as one type, as the value of the type its column was promoted to (exactly:
+/// Iceberg's promotions widen without changing a value).
+fn widen(d: Datum, to: &iceberg::spec::PrimitiveType) -> Result<Datum> {
+    use iceberg::spec::{PrimitiveLiteral as L, PrimitiveType as P};
+    if d.data_type() == to {
+        return Ok(d);
+    }
+    let out = match (d.literal(), to) {
+        (L::Int(v), P::Long) => Datum::long(i64::from(*v)),
+        (L::Float(v), P::Double) => Datum::double(f64::from(v.0)),
+        // The same unscaled bytes at the same scale: a wider precision reads them as they are.
+        (L::Int128(_), P::Decimal { .. }) => Datum::try_from_bytes(&d.to_bytes()?, to.clone())?,
+        _ => return Err(Error::Config(format!("a {} bound cannot be read as {to}", d.data_type()))),
+    };
+    Ok(out)
 }

@@ -291,6 +291,7 @@ async fn a_rewrite_planned_before_another_engine_changed_the_table_is_rejected()
         removed: [t2.path.clone()].into(),
         data_sequence_number: None,
         expire: vec![],
+        schema: None,
     };
     let foreign = plan_snapshot(h.ports.store.as_ref(), &plan.state, None, change, 42, &[]).await.unwrap();
     h.ports.store.put(&foreign.metadata_location, foreign.metadata_json.clone()).await.unwrap();

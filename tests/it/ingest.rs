@@ -143,22 +143,29 @@ async fn a_decompression_bomb_is_refused_by_the_size_limits() {
     .unwrap();
     let bomb = w.into_inner().unwrap();
     assert!(bomb.len() < 1 << 20, "small on disk: {} bytes", bomb.len());
+    let mut w = apache_avro::Writer::new(&schema, Vec::new());
+    for i in 0..100u8 {
+        w.append(apache_avro::types::Value::Record(vec![(
+            "blob".into(),
+            apache_avro::types::Value::Bytes(vec![i; 8]),
+        )]))
+        .unwrap();
+    }
+    let good = w.into_inner().unwrap();
     for (decoded, block, names) in
         [(16u64 << 20, 1u64 << 30, "decoded data passes"), (1 << 30, 8 << 20, "max_block_bytes")]
     {
         let mut h = Harness::new();
         h.engine.max_decoded_bytes = decoded;
         h.engine.max_block_bytes = block;
-        let good = h.events("in", 1, 100, 4, 0.0).await;
+        let good = h.put_file("in", "good.avro", &good).await;
         let m = h.put_file("in", "bomb.avro", &bomb).await;
-        let cfg = floe::config::TableConfig::new("web.events".parse().unwrap());
-        let mut all = good.clone();
-        all.push(m);
+        let cfg = floe::config::TableConfig::new("web.blobs".parse().unwrap());
+        let all = vec![good, m];
         let report = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, all, &IngestOptions::default()).await.unwrap();
         assert_eq!(report.quarantined.len(), 1);
         let (uri, r) = &report.quarantined[0];
         assert!(uri.ends_with("bomb.avro"));
-        // The bomb's schema differs from the table's, but the size limit is what refuses it first.
         assert_eq!(r.kind, "too-large", "{r}");
         assert!(r.reason.contains(names), "{r}");
         assert_eq!(contents(&h.ports, &cfg.table).await.rows(), 100);

@@ -7,6 +7,7 @@ mod commit;
 mod common;
 mod compact;
 mod crash;
+mod evolve;
 mod immutable;
 mod ingest;
 mod maintain;

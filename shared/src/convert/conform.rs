@@ -2,17 +2,20 @@
 //!
 //! The Avro decoder yields arrays shaped by the file's writer schema; the table wants its own
 //! shape: Iceberg field ids in the field metadata, microsecond times, plain strings for enums,
-//! its own child names for lists and maps, and its column order. This module matches fields by
-//! name, re-labels nested arrays without copying their buffers, casts leaves where the physical
-//! type differs (exactly: a value the cast cannot carry is an error, never a null; which types
-//! may meet at all is decided before, by `convert::compat`), fills optional columns the file lacks with nulls, and refuses (naming the field)
-//! a file that lacks a required column, has a column the table does not, or carries nulls in a
-//! required one. It owns no schema evolution policy beyond that.
+//! its own child names for lists and maps, and its column order. This module matches columns
+//! (by name, with the renames schema evolution found, or by Iceberg field id for data files
+//! written with an earlier schema), re-labels nested arrays without copying their buffers, casts
+//! leaves where the physical type differs (exactly: a value the cast cannot carry is an error,
+//! never a null; which types may meet at all is decided before, by `convert::compat` and
+//! `convert::evolve`), fills optional columns the source lacks with nulls, and refuses (naming
+//! the field) a source that lacks a required column, has a column the table does not, or
+//! carries nulls in a required one. It owns no schema evolution policy.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, RecordBatchOptions, StructArray, new_null_array};
-use arrow_schema::{DataType, Field, FieldRef, SchemaRef};
+use arrow_schema::{DataType, Field, FieldRef, Fields, SchemaRef};
 
 use crate::{Error, Result};
 
@@ -20,31 +23,61 @@ use crate::{Error, Result};
 const EXACT: arrow_cast::CastOptions<'static> =
     arrow_cast::CastOptions { safe: false, format_options: arrow_cast::display::FormatOptions::new() };
 
-/// Reshapes `batch` into the table schema `target`.
+/// How a table column finds its column in the source.
+#[derive(Debug, Clone, Copy)]
+pub enum Match<'a> {
+    /// By name; the map gives, for a table column's dotted path, the source's name for it when
+    /// the two differ (a producer still using a column's old name).
+    Name(&'a HashMap<String, String>),
+    /// By Iceberg field id (`PARQUET:field_id` in both sides' field metadata): data files
+    /// written with an earlier schema of the table.
+    Id,
+}
+
+/// Reshapes `batch` into the table schema `target`, matching columns by name.
 pub fn conform_batch(batch: &RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
+    conform_batch_with(batch, target, Match::Name(&HashMap::new()))
+}
+
+/// Reshapes `batch` into the table schema `target`, matching columns as `how` says.
+pub fn conform_batch_with(batch: &RecordBatch, target: &SchemaRef, how: Match<'_>) -> Result<RecordBatch> {
     let source = StructArray::from(batch.clone());
-    let columns = conform_children(&source, target.fields(), "")?;
+    let columns = conform_children(&source, target.fields(), "", how)?;
     let opts = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
     Ok(RecordBatch::try_new_with_options(target.clone(), columns, &opts)?)
 }
 
-fn conform_children(source: &StructArray, targets: &arrow_schema::Fields, path: &str) -> Result<Vec<ArrayRef>> {
+/// The Iceberg field id in a field's metadata.
+pub fn field_id(f: &Field) -> Option<i32> {
+    f.metadata().get(parquet::arrow::PARQUET_FIELD_ID_META_KEY).and_then(|v| v.parse().ok())
+}
+
+fn position(names: &Fields, t: &Field, path: &str, how: Match<'_>) -> Option<usize> {
+    match how {
+        Match::Name(renamed) => {
+            let name = renamed.get(&join(path, t.name())).map_or(t.name().as_str(), String::as_str);
+            names.find(name).map(|(i, _)| i)
+        }
+        Match::Id => field_id(t).and_then(|id| names.iter().position(|s| field_id(s) == Some(id))),
+    }
+}
+
+fn conform_children(source: &StructArray, targets: &Fields, path: &str, how: Match<'_>) -> Result<Vec<ArrayRef>> {
     let names = match source.data_type() {
         DataType::Struct(f) => f.clone(),
         _ => unreachable!("StructArray has a struct type"),
     };
-    if let Some(extra) = names.iter().find(|f| targets.find(f.name()).is_none()) {
-        return Err(Error::schema(
-            join(path, extra.name()),
-            "the file has this field but the table does not (schema evolution is not supported yet)",
-        ));
+    let found: Vec<Option<usize>> = targets.iter().map(|t| position(&names, t, path, how)).collect();
+    if let Some(extra) = names.iter().enumerate().find(|(i, _)| !found.contains(&Some(*i))) {
+        return Err(Error::schema(join(path, extra.1.name()), "the source has this field but the table does not"));
     }
     targets
         .iter()
-        .map(|t| {
+        .zip(found)
+        .map(|(t, at)| {
             let fpath = join(path, t.name());
-            match names.find(t.name()) {
-                Some((i, _)) => conform_array(source.column(i), t, &fpath),
+            match at {
+                Some(i) => conform_array(source.column(i), t, &fpath, how),
                 None if t.is_nullable() => Ok(new_null_array(t.data_type(), source.len())),
                 None => Err(Error::schema(fpath, "the table requires this field but the file does not have it")),
             }
@@ -52,19 +85,19 @@ fn conform_children(source: &StructArray, targets: &arrow_schema::Fields, path: 
         .collect()
 }
 
-fn conform_array(array: &ArrayRef, target: &FieldRef, path: &str) -> Result<ArrayRef> {
+fn conform_array(array: &ArrayRef, target: &FieldRef, path: &str, how: Match<'_>) -> Result<ArrayRef> {
     if !target.is_nullable() && array.logical_null_count() > 0 {
         return Err(Error::schema(path, "the table requires a value but the file has nulls"));
     }
     let out: ArrayRef = match (target.data_type(), array.data_type()) {
         (DataType::Struct(tf), DataType::Struct(_)) => {
             let s = array.as_any().downcast_ref::<StructArray>().expect("struct type");
-            let children = conform_children(s, tf, path)?;
+            let children = conform_children(s, tf, path, how)?;
             Arc::new(StructArray::try_new(tf.clone(), children, s.nulls().cloned())?)
         }
         (DataType::List(te), DataType::List(_)) => {
             let l = array.as_any().downcast_ref::<ListArray>().expect("list type");
-            let values = conform_array(l.values(), te, &join(path, "element"))?;
+            let values = conform_array(l.values(), te, &join(path, "element"), how)?;
             Arc::new(ListArray::try_new(te.clone(), l.offsets().clone(), values, l.nulls().cloned())?)
         }
         (DataType::Map(te, sorted), DataType::Map(_, _)) => {
@@ -73,8 +106,8 @@ fn conform_array(array: &ArrayRef, target: &FieldRef, path: &str) -> Result<Arra
                 return Err(Error::schema(path, "malformed map type in table schema"));
             };
             let entries = m.entries();
-            let key = conform_array(entries.column(0), &kv[0], &join(path, "key"))?;
-            let value = conform_array(entries.column(1), &kv[1], &join(path, "value"))?;
+            let key = conform_array(entries.column(0), &kv[0], &join(path, "key"), how)?;
+            let value = conform_array(entries.column(1), &kv[1], &join(path, "value"), how)?;
             let entries = StructArray::try_new(kv.clone(), vec![key, value], None)?;
             Arc::new(MapArray::try_new(te.clone(), m.offsets().clone(), entries, m.nulls().cloned(), *sorted)?)
         }

@@ -5,5 +5,6 @@
 pub mod avro;
 pub mod compat;
 pub mod conform;
+pub mod evolve;
 pub mod parquet;
 pub mod schema;

@@ -35,21 +35,28 @@ use apache_avro::Schema as Avro;
 use apache_avro::schema::{Name, RecordField};
 use iceberg::spec::{ListType, MapType, NestedField, PrimitiveType, Schema, StructType, Type};
 
+use super::evolve::FieldExtras;
 use crate::{Error, Result};
 
 /// Maps an Avro writer schema (which must be a record) to an Iceberg schema with fresh ids.
 pub fn avro_to_iceberg(avro: &Avro) -> Result<Schema> {
+    Ok(avro_to_iceberg_with_extras(avro)?.0)
+}
+
+/// [`avro_to_iceberg`], and what the Avro schema says of each field beyond its type (aliases,
+/// whether it has a default), by the field's id in the returned schema.
+pub fn avro_to_iceberg_with_extras(avro: &Avro) -> Result<(Schema, HashMap<i32, FieldExtras>)> {
     let Avro::Record(rec) = avro else {
         return Err(Error::schema("<root>", "the top-level Avro schema must be a record"));
     };
-    let mut m = Mapper { names: HashMap::new(), stack: vec![], next_id: 1 };
+    let mut m = Mapper { names: HashMap::new(), stack: vec![], next_id: 1, extras: HashMap::new() };
     m.register(avro);
     let ty = m.record(&rec.name, &rec.fields, "")?;
     let fields = match ty {
         Type::Struct(s) => s.fields().to_vec(),
         _ => unreachable!("record maps to struct"),
     };
-    Ok(Schema::builder().with_fields(fields).build()?)
+    Ok((Schema::builder().with_fields(fields).build()?, m.extras))
 }
 
 /// Parses an Avro schema from its JSON text.
@@ -61,6 +68,7 @@ struct Mapper {
     names: HashMap<Name, Avro>,
     stack: Vec<Name>,
     next_id: i32,
+    extras: HashMap<i32, FieldExtras>,
 }
 
 impl Mapper {
@@ -109,6 +117,10 @@ impl Mapper {
         for (f, id) in fields.iter().zip(ids) {
             let fpath = join(path, &f.name);
             let (ty, optional) = self.field_type(&f.schema, &fpath)?;
+            let aliases = f.aliases.clone().unwrap_or_default();
+            if !aliases.is_empty() || f.default.is_some() {
+                self.extras.insert(id, FieldExtras { aliases, has_default: f.default.is_some() });
+            }
             let mut nf = NestedField::new(id, &f.name, ty, !optional);
             if let Some(doc) = &f.doc {
                 nf = nf.with_doc(doc);

@@ -15,9 +15,10 @@ use tracing::{info, instrument, warn};
 
 use super::cluster::{cluster, dedup, key_batch};
 use crate::config::EngineConfig;
-use crate::convert::{avro, compat, conform, parquet, schema};
+use crate::convert::evolve::{self, Evolution, SchemaChange};
+use crate::convert::{avro, conform, parquet, schema};
 use crate::fault::FaultPoint;
-use crate::message::{DataFileMeta, FileManifest, MESSAGE_VERSION, SourceRef};
+use crate::message::{DataFileMeta, FileManifest, MESSAGE_VERSION, SchemaEvolution, SourceRef};
 use crate::ports::{ObjectMeta, Ports, QuarantineRecord, SourceState};
 use crate::table::{WriterTable, data_file_uri, partition_path};
 use crate::{Error, Rejection, Result};
@@ -54,11 +55,20 @@ struct Decoded {
     batches: Vec<RecordBatch>,
 }
 
-/// Reads and checks one object: framing, schema mapping, decoding, conformance to the table.
+/// An accepted object's rows, conformed to the schema the object needs, and that schema.
+pub struct ReadObject {
+    /// The rows, in the Arrow shape of `evolution.schema`.
+    pub batches: Vec<RecordBatch>,
+    /// The table's schema as this object needs it (no changes when the table holds it as is).
+    pub evolution: Box<Evolution>,
+}
+
+/// Reads and checks one object against `table` (the table's view, possibly evolved by earlier
+/// objects of the batch): framing, schema mapping and evolution, decoding, conformance.
 ///
 /// A panic inside a decoder (a bug reached by hostile input) rejects the object rather than
 /// taking the batch down with it.
-pub fn read_object(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<Vec<RecordBatch>, Rejection> {
+pub fn read_object(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<ReadObject, Rejection> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_object_inner(bytes, table, cfg))).unwrap_or_else(
         |p| {
             let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
@@ -67,11 +77,12 @@ pub fn read_object(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Res
     )
 }
 
-fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<Vec<RecordBatch>, Rejection> {
+fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<ReadObject, Rejection> {
     let info = avro::inspect(bytes)?;
     let avro_schema = schema::parse_avro_schema(&info.schema_json).map_err(schema_rejection)?;
-    let file_schema = schema::avro_to_iceberg(&avro_schema).map_err(schema_rejection)?;
-    compat::check_file_against_table(&file_schema, &table.schema).map_err(schema_rejection)?;
+    let (file_schema, extras) = schema::avro_to_iceberg_with_extras(&avro_schema).map_err(schema_rejection)?;
+    let evolution = evolve::evolve(&table.schema, table.last_column_id, &file_schema, &extras, &table.constraints())
+        .map_err(schema_rejection)?;
     check_fixed_sizes(&file_schema, cfg.max_value_bytes)?;
     let limits = avro::DecodeLimits {
         fill_bytes_per_row: avro::fill_bytes_per_row(&file_schema),
@@ -82,7 +93,17 @@ fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> R
     for b in &batches {
         check_value_sizes(b, cfg.max_value_bytes)?;
     }
-    batches.iter().map(|b| conform::conform_batch(b, &table.arrow_schema).map_err(schema_rejection)).collect()
+    let target = if evolution.changes.is_empty() {
+        table.arrow_schema.clone()
+    } else {
+        parquet::arrow_schema(&evolution.schema).map_err(schema_rejection)?
+    };
+    let how = conform::Match::Name(&evolution.names);
+    let batches = batches
+        .iter()
+        .map(|b| conform::conform_batch_with(b, &target, how).map_err(schema_rejection))
+        .collect::<Result<_, _>>()?;
+    Ok(ReadObject { batches, evolution: Box::new(evolution) })
 }
 
 /// Refuses a batch holding a single string or bytes value over `limit` (a runaway field that
@@ -190,13 +211,16 @@ pub async fn write(
         known.iter().filter(|(_, s)| matches!(s, SourceState::Committed { .. })).map(|(id, _)| id.as_str()).collect();
 
     let mut accepted: Vec<Decoded> = vec![];
+    // The batch's schema: the table's, evolved by each accepted object in turn.
+    let mut view = std::sync::Arc::new(table.clone());
+    let mut changes: Vec<SchemaChange> = vec![];
     for (obj, id) in objects.into_iter().zip(ids.iter()) {
         if committed.contains(id.as_str()) {
             out.skipped.push(obj);
             continue;
         }
         let read_started = Instant::now();
-        let read = fetch_and_read(cfg, ports, table, &obj, &mut out).await?;
+        let read = fetch_and_read(cfg, ports, &view, &obj, &mut out).await?;
         ports.metrics.count("source_objects", 1);
         match read {
             Fetched::Superseded(rejection) => {
@@ -205,7 +229,12 @@ pub async fn write(
                 quarantine(ports, Some(&table.ident), &obj, &rejection).await?;
                 out.superseded.push(obj);
             }
-            Fetched::Read(Ok(batches)) => {
+            Fetched::Read(Ok(ReadObject { batches, evolution })) => {
+                if !evolution.changes.is_empty() {
+                    info!(uri = %obj.uri, changes = %evolution.changes.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "), "object evolves the schema");
+                    view = std::sync::Arc::new(view.evolved(&evolution)?);
+                    changes.extend(evolution.changes.iter().cloned());
+                }
                 let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
                 out.rows_in += rows;
                 ports.metrics.count("rows", rows);
@@ -233,7 +262,19 @@ pub async fn write(
     let sources: Vec<SourceRef> = accepted.iter().map(|d| d.source.clone()).collect();
     let batch_id = batch_key(&sources);
     let bytes_per_row = (out.bytes_in as f64 / out.rows_in.max(1) as f64).max(1.0);
-    let batches: Vec<RecordBatch> = accepted.into_iter().flat_map(|d| d.batches).collect();
+    // Objects read before a later one evolved the schema further take its shape (by field id).
+    let batches: Vec<RecordBatch> = accepted
+        .into_iter()
+        .flat_map(|d| d.batches)
+        .map(|b| {
+            if b.schema() == view.arrow_schema {
+                Ok(b)
+            } else {
+                conform::conform_batch_with(&b, &view.arrow_schema, conform::Match::Id)
+            }
+        })
+        .collect::<Result<_>>()?;
+    let table: &WriterTable = &view;
     // Files are uploaded while the next ones are encoded: at most a few encoded files are held
     // at a time, never the whole batch's Parquet.
     let (tx, mut rx) = tokio::sync::mpsc::channel::<(DataFileMeta, Bytes)>(2);
@@ -262,6 +303,8 @@ pub async fn write(
         spec_id: table.spec.spec_id(),
         sources,
         files,
+        evolution: (!changes.is_empty())
+            .then(|| Box::new(SchemaEvolution { changes, schema: table.schema.as_ref().clone() })),
     };
     ports.commit_queue.send(manifest.to_json()?).await?;
     ports.faults.hit(FaultPoint::WriterAfterManifestSend).await;
@@ -281,7 +324,7 @@ pub async fn write(
 /// What reading one source object gave.
 enum Fetched {
     /// Its batches, or why it is refused.
-    Read(Result<Vec<RecordBatch>, Rejection>),
+    Read(Result<ReadObject, Rejection>),
     /// The notified version is gone (overwritten or deleted before it was read): recorded with
     /// kind `superseded`, not as a bad object; a newer version's notification carries its bytes.
     Superseded(Rejection),
@@ -291,7 +334,7 @@ enum Fetched {
 async fn fetch_and_read(
     cfg: &EngineConfig,
     ports: &Ports,
-    table: &WriterTable,
+    table: &std::sync::Arc<WriterTable>,
     obj: &ObjectMeta,
     out: &mut WriteOutcome,
 ) -> Result<Fetched> {

@@ -1,9 +1,11 @@
 //! What a writer needs of each table ([`WriterTable`]), kept for a while so that a warm writer
 //! does not read the catalog pointer and metadata.json on every invocation.
 //!
-//! A writer's view of a table is its schema, spec, sort order and Floe's properties, which do
-//! not change while the table is committed (Floe refuses to change them; schema evolution will
-//! have to drop entries when it lands). Within the time to live, a cached view is used as is.
+//! A writer's view of a table is its schema, spec, sort order and Floe's properties. Within the
+//! time to live a cached view is used as is: a stale schema is safe (the committer checks every
+//! file's field ids against the table's schema when it commits, and has a file written again if
+//! the schema moved on under it), and a writer that proposes a schema change forgets its view,
+//! so it reads the table afresh before proposing again.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,6 +41,11 @@ impl WriterTables {
         if !self.ttl.is_zero() {
             self.entries.lock().unwrap_or_else(|p| p.into_inner()).insert(table.clone(), (Instant::now(), view));
         }
+    }
+
+    /// Forgets the view of `table`: the next batch loads it afresh.
+    pub fn evict(&self, table: &TableIdent) {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).remove(table);
     }
 
     /// Views loaded from the catalog so far (one metadata.json read each).

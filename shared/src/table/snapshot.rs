@@ -19,7 +19,7 @@ use bytes::Bytes;
 use iceberg::io::{MemoryStorage, OutputFile, Storage};
 use iceberg::spec::{
     DataFile, FormatVersion, Manifest, ManifestContentType, ManifestEntry, ManifestFile, ManifestList,
-    ManifestListWriter, ManifestStatus, ManifestWriterBuilder, Operation, Snapshot, SnapshotReference,
+    ManifestListWriter, ManifestStatus, ManifestWriterBuilder, Operation, Schema, Snapshot, SnapshotReference,
     SnapshotRetention, SnapshotSummaryCollector, Summary, TableMetadata, TableMetadataBuilder,
 };
 
@@ -111,6 +111,9 @@ pub struct Change {
     pub data_sequence_number: Option<i64>,
     /// Snapshots to expire in the same metadata update.
     pub expire: Vec<i64>,
+    /// A new current schema, set in the same metadata update (schema evolution: the schema
+    /// change lands with the first data that needs it).
+    pub schema: Option<Schema>,
 }
 
 impl Change {
@@ -122,6 +125,7 @@ impl Change {
             removed: HashSet::new(),
             data_sequence_number: None,
             expire: vec![],
+            schema: None,
         }
     }
 }
@@ -164,7 +168,17 @@ pub async fn plan_snapshot(
     snapshot_id: i64,
     extra_summary: &[(&str, String)],
 ) -> Result<SnapshotPlan> {
-    let meta = &state.metadata;
+    let evolved;
+    let meta = match &change.schema {
+        Some(schema) => {
+            let built = TableMetadataBuilder::new_from_metadata(state.metadata.as_ref().clone(), None)
+                .add_current_schema(schema.clone())?
+                .build()?;
+            evolved = Arc::new(built.metadata);
+            &evolved
+        }
+        None => &state.metadata,
+    };
     let mut reads = 0;
     let mut manifests = match parent {
         Some(m) => m,

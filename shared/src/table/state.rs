@@ -1,6 +1,7 @@
 //! A table's current state as the roles see it: the pointer, the metadata it points at, and
 //! what a writer derives from them ([`WriterTable`]).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow_schema::SchemaRef as ArrowSchemaRef;
@@ -8,6 +9,7 @@ use iceberg::spec::{PartitionSpecRef, SchemaRef, SortOrderRef, TableMetadata};
 
 use super::{PROP_COMPRESSION, PROP_DEDUP_KEY, PROP_TARGET_FILE_SIZE};
 use crate::config::{DEFAULT_COMPRESSION, DEFAULT_TARGET_FILE_SIZE, SortTerm};
+use crate::convert::evolve::{Constraints, Evolution};
 use crate::convert::parquet::arrow_schema;
 use crate::ports::{ObjectStore, Pointer, TablePointer};
 use crate::{Error, Result, TableIdent};
@@ -56,6 +58,10 @@ pub struct WriterTable {
     pub compression: String,
     /// Target data file size in bytes.
     pub target_file_size: u64,
+    /// The highest field id the table has assigned (or, once evolved, proposes).
+    pub last_column_id: i32,
+    /// The table's schemas before the current one, oldest first.
+    pub history: Vec<SchemaRef>,
 }
 
 impl WriterTable {
@@ -97,6 +103,36 @@ impl WriterTable {
                 .get(PROP_TARGET_FILE_SIZE)
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(DEFAULT_TARGET_FILE_SIZE),
+            last_column_id: m.last_column_id(),
+            history: {
+                let mut h: Vec<SchemaRef> =
+                    m.schemas_iter().filter(|s| s.schema_id() != m.current_schema_id()).cloned().collect();
+                h.sort_by_key(|s| s.schema_id());
+                h
+            },
+        })
+    }
+
+    /// What schema evolution may not change: the key columns (partition sources, sort and
+    /// dedup keys), the partition field names, and the earlier schemas for old names.
+    pub fn constraints(&self) -> Constraints {
+        let mut key_columns: HashSet<i32> = self.spec.fields().iter().map(|f| f.source_id).collect();
+        key_columns.extend(self.sort_order.fields.iter().map(|f| f.source_id));
+        key_columns.extend(self.dedup_key.iter().filter_map(|c| self.schema.field_by_name(c).map(|f| f.id)));
+        Constraints {
+            key_columns,
+            partition_names: self.spec.fields().iter().map(|f| f.name.clone()).collect(),
+            history: self.history.clone(),
+        }
+    }
+
+    /// This view with its schema evolved (see `convert::evolve`).
+    pub fn evolved(&self, evolution: &Evolution) -> Result<WriterTable> {
+        Ok(WriterTable {
+            schema: Arc::new(evolution.schema.clone()),
+            arrow_schema: arrow_schema(&evolution.schema)?,
+            last_column_id: evolution.last_column_id,
+            ..self.clone()
         })
     }
 }

@@ -5,10 +5,11 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use iceberg::spec::{DataFile, Operation};
+use iceberg::spec::{DataFile, Operation, Schema};
 use tracing::{info, warn};
 
 use super::{Committer, Landed, Landing, MessageResult, TableCommit, fresh_snapshot_id};
+use crate::convert::evolve::rebase;
 use crate::fault::FaultPoint;
 use crate::message::{FileManifest, SourceRef};
 use crate::ports::{Lease, SourceState};
@@ -36,6 +37,12 @@ impl Committer {
             let Converted { ready, poisoned } = convert(&state, group);
             let Classified { mut results, take } = classify(ready, &settled.committed);
             results.extend(poisoned);
+            let Rebased { take, schema, changes, refused } = rebase_all(&state, take);
+            for (id, result) in refused {
+                warn!(%table, message = %id, ?result, "manifest written against a schema that moved on");
+                self.ports.metrics.count("schema_conflicts", 1);
+                results.push((id, result));
+            }
             if take.is_empty() {
                 return Ok((results, vec![]));
             }
@@ -54,9 +61,13 @@ impl Committer {
             let nfiles = files.len();
             let snapshot_id = fresh_snapshot_id(&state);
             self.ports.ledger.record_pending(table, &sources, snapshot_id).await?;
-            let extra = [("floe.source-objects", sources.len().to_string())];
+            let mut extra = vec![("floe.source-objects", sources.len().to_string())];
+            if !changes.is_empty() {
+                info!(%table, changes = %changes.join("; "), "schema evolves with this snapshot");
+                extra.push(("floe.schema-changes", changes.join("; ")));
+            }
             let store = self.ports.store.clone();
-            let change = Change { expire: self.expiring(table, &state).await?, ..Change::append(files) };
+            let change = Change { expire: self.expiring(table, &state).await?, schema, ..Change::append(files) };
             let plan = plan_snapshot(store.as_ref(), &state, manifests, change, snapshot_id, &extra).await?;
             match self.publish(table, &state, &plan, lease, attempt).await? {
                 Landing::Landed => {
@@ -154,14 +165,13 @@ struct Converted<'a> {
 }
 
 /// Converts each message on its own: one whose file entries the table cannot hold (an unknown
-/// partition spec, a malformed bound) is poison, and the others still commit.
+/// partition spec or schema, a malformed bound) is poison, and the others still commit.
 fn convert<'a>(state: &TableState, group: &'a [(String, FileManifest)]) -> Converted<'a> {
-    let schema = state.metadata.current_schema();
     let mut out = Converted { ready: vec![], poisoned: vec![] };
     for (id, m) in group {
-        let files: Result<Vec<(i32, DataFile)>> = match state.metadata.partition_spec_by_id(m.spec_id) {
-            None => Err(Error::Config(format!("it names partition spec {} which the table lacks", m.spec_id))),
-            Some(spec) => m.files.iter().map(|f| Ok((m.spec_id, f.to_data_file(schema, spec)?))).collect(),
+        let files = match m.file_schema(&state.metadata) {
+            None => Err(Error::Config(format!("it was written with schema {} which the table lacks", m.schema_id))),
+            Some(schema) => data_files(state, m, schema, schema),
         };
         match files {
             Ok(files) => out.ready.push(Ready { id, manifest: m, files }),
@@ -171,6 +181,76 @@ fn convert<'a>(state: &TableState, group: &'a [(String, FileManifest)]) -> Conve
                 out.poisoned.push((id.clone(), MessageResult::Poison { reason }));
             }
         }
+    }
+    out
+}
+
+/// A manifest's files as entries of a table whose schema is `schema`, written with `written`.
+fn data_files(state: &TableState, m: &FileManifest, written: &Schema, schema: &Schema) -> Result<Vec<(i32, DataFile)>> {
+    let Some(spec) = state.metadata.partition_spec_by_id(m.spec_id) else {
+        return Err(Error::Config(format!("it names partition spec {} which the table lacks", m.spec_id)));
+    };
+    m.files.iter().map(|f| Ok((m.spec_id, f.to_data_file_of(written, schema, spec)?))).collect()
+}
+
+/// The messages to commit once their schemas are settled, and the table's schema after them.
+struct Rebased<'a> {
+    take: Vec<Ready<'a>>,
+    /// The new schema, if any message changes it.
+    schema: Option<Schema>,
+    /// The changes that made it, for the snapshot summary.
+    changes: Vec<String>,
+    /// Messages whose files hold field ids the table's schema now gives to other columns (or
+    /// no longer has): acknowledged with their sources to write again.
+    refused: Vec<(String, MessageResult)>,
+}
+
+/// Replays each taken message's schema changes, in order, onto the table's current schema
+/// (`convert::evolve::rebase`). A message whose files no longer fit is refused with its
+/// sources to write again; if the schema changed, the others' entries are converted anew so
+/// that their bounds take the promoted types.
+fn rebase_all<'a>(state: &TableState, take: Vec<Ready<'a>>) -> Rebased<'a> {
+    let meta = &state.metadata;
+    let mut schema: Schema = meta.current_schema().as_ref().clone();
+    let mut last = meta.last_column_id();
+    let mut out = Rebased { take: vec![], schema: None, changes: vec![], refused: vec![] };
+    for r in take {
+        let m = r.manifest;
+        let Some(written) = m.file_schema(meta) else { unreachable!("convert checked the schema") };
+        let proposed = m.evolution.as_ref().map_or(&[][..], |e| e.changes.as_slice());
+        match rebase(&schema, last, written, proposed) {
+            Ok(done) => {
+                if let Some(s) = done.schema {
+                    schema = s;
+                    out.changes.extend(proposed.iter().map(ToString::to_string));
+                }
+                last = done.last_column_id;
+                out.take.push(r);
+            }
+            Err(reason) => {
+                warn!(message = %r.id, batch = %m.batch_id, %reason, "files do not fit the table's schema now; written again");
+                out.refused.push((r.id.clone(), MessageResult::Overlap { requeue: m.sources.clone() }));
+            }
+        }
+    }
+    if !out.changes.is_empty() {
+        let mut take = vec![];
+        for mut r in out.take {
+            let written = r.manifest.file_schema(meta).expect("convert checked the schema");
+            match data_files(state, r.manifest, written, &schema) {
+                Ok(files) => {
+                    r.files = files;
+                    take.push(r);
+                }
+                // Not expected (the types were checked): the message fails alone.
+                Err(e) => {
+                    let reason = format!("manifest {}: {e}", r.manifest.batch_id);
+                    out.refused.push((r.id.clone(), MessageResult::Poison { reason }));
+                }
+            }
+        }
+        out.take = take;
+        out.schema = Some(schema);
     }
     out
 }

@@ -53,6 +53,7 @@ impl Committer {
                 removed: request.removed.iter().cloned().collect(),
                 data_sequence_number: Some(request.data_sequence_number),
                 expire: self.expiring(table, &state).await?,
+                schema: None,
             };
             let snapshot_id = fresh_snapshot_id(&state);
             let extra = [(TASK_PROPERTY, request.task_id.clone()), ("floe.level", request.level.to_string())];
@@ -135,8 +136,16 @@ fn judge(state: &TableState, manifests: &Manifests, request: &RewriteRequest) ->
             request.task_id, request.spec_id
         ));
     };
+    let Some(written) = meta.schema_by_id(request.schema_id) else {
+        return Verdict::Poison(format!(
+            "rewrite {} names schema {} which the table lacks",
+            request.task_id, request.schema_id
+        ));
+    };
+    // Written with an earlier schema, its bounds take the promoted types.
+    let current = meta.current_schema();
     let added: Result<Vec<(i32, DataFile)>> =
-        request.added.iter().map(|f| Ok((request.spec_id, f.to_data_file(meta.current_schema(), spec)?))).collect();
+        request.added.iter().map(|f| Ok((request.spec_id, f.to_data_file_of(written, current, spec)?))).collect();
     let added = match added {
         Ok(files) => files,
         Err(e) => return Verdict::Poison(format!("rewrite {}: {e}", request.task_id)),
@@ -152,6 +161,12 @@ fn judge(state: &TableState, manifests: &Manifests, request: &RewriteRequest) ->
         .any(|s| s.summary().additional_properties.get(TASK_PROPERTY).is_some_and(|t| *t == request.task_id));
     if landed {
         return Verdict::Duplicate;
+    }
+    // Its columns must still mean the same in the table's schema (they do unless another
+    // engine dropped one since); if not, the files are left to the orphan sweep.
+    if let Err(why) = crate::convert::evolve::rebase(current, meta.last_column_id(), written, &[]) {
+        let reason = format!("its files no longer fit the table's schema: {why}");
+        return Verdict::Stale { reason, orphans: vec![] };
     }
     let live: HashMap<&str, (u64, i64)> = manifests
         .live()

@@ -26,6 +26,7 @@ use tracing::{debug, info};
 use super::cluster::column_by_path;
 use super::write::{encode, put_data_file};
 use crate::config::EngineConfig;
+use crate::convert::conform;
 use crate::fault::FaultPoint;
 use crate::message::{DataFileMeta, MESSAGE_VERSION, REWRITE_KIND, RewriteRequest};
 use crate::ports::Ports;
@@ -297,18 +298,23 @@ fn merge(
     Ok((files, rows_in))
 }
 
-/// Decodes a data file, all columns or the top-level `columns` only; a file that does not have
-/// the table's current schema is refused (schema evolution is not compacted yet).
+/// Decodes a data file into the table's current schema, all columns or the top-level
+/// `columns` only. Columns are matched by field id, so a file written with an earlier schema
+/// reads with its renamed columns, promoted types, and nulls for columns added since.
 fn read_file(table: &WriterTable, path: &str, body: Bytes, columns: Option<&[usize]>) -> Result<Vec<RecordBatch>> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(body)?;
-    let file_schema = builder.schema().clone();
     let expected = match columns {
         Some(c) => Arc::new(table.arrow_schema.project(c)?),
         None => table.arrow_schema.clone(),
     };
     let builder = match columns {
-        Some(c) => {
-            let mask = ProjectionMask::roots(builder.parquet_schema(), c.iter().copied());
+        Some(_) => {
+            let file = builder.schema().clone();
+            let roots = expected.fields().iter().filter_map(|e| {
+                let id = conform::field_id(e)?;
+                file.fields().iter().position(|f| conform::field_id(f) == Some(id))
+            });
+            let mask = ProjectionMask::roots(builder.parquet_schema(), roots.collect::<Vec<_>>());
             builder.with_projection(mask)
         }
         None => builder,
@@ -317,15 +323,9 @@ fn read_file(table: &WriterTable, path: &str, body: Bytes, columns: Option<&[usi
     let mut out = vec![];
     for b in reader {
         let b = b?;
-        let same = b.schema().fields().len() == expected.fields().len()
-            && b.schema().fields().iter().zip(expected.fields()).all(|(a, e)| a.data_type() == e.data_type());
-        if !same {
-            return Err(Error::Config(format!(
-                "data file {path} does not have the table's current schema ({} columns in the file); it is not compacted",
-                file_schema.fields().len()
-            )));
-        }
-        out.push(RecordBatch::try_new(expected.clone(), b.columns().to_vec())?);
+        let b = conform::conform_batch_with(&b, &expected, conform::Match::Id)
+            .map_err(|e| Error::Config(format!("data file {path} does not fit the table's schema: {e}")))?;
+        out.push(b);
     }
     Ok(out)
 }

@@ -234,6 +234,11 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
         match outcome {
             Ok(o) => {
                 info!(%table, objects = objects.len(), rows = o.rows_out, quarantined = o.quarantined.len(), "written");
+                if o.manifest.as_ref().is_some_and(|m| m.evolution.is_some()) {
+                    // The schema is changing: the next batch reads the table afresh, so a
+                    // proposal the committer refuses (the table moved on) is not made again.
+                    env.tables.evict(&table);
+                }
                 refused.extend(o.quarantined.into_iter().map(|(o, r)| (Some(table.clone()), o, r)));
             }
             Err(Error::NoTableDefinition { refused: none_fit, .. }) => {
