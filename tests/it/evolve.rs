@@ -57,9 +57,13 @@ async fn drain(h: &Harness) -> Vec<Message> {
 /// Every live file's columns carry the field ids the table's schema gives their names, and each
 /// row's extra columns hold the values written for them (or nothing).
 async fn check_ids_and_values(h: &Harness, expect_rows: usize) {
-    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &table()).await.unwrap().unwrap();
+    check_ids_and_values_in(&h.ports, expect_rows).await
+}
+
+async fn check_ids_and_values_in(ports: &floe::ports::Ports, expect_rows: usize) {
+    let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &table()).await.unwrap().unwrap();
     let schema = state.metadata.current_schema();
-    let c = contents(&h.ports, &table()).await;
+    let c = contents(ports, &table()).await;
     let mut rows = 0;
     for (path, _, batch) in &c.files {
         for f in batch.schema().fields() {
@@ -168,4 +172,121 @@ async fn a_file_written_against_an_older_schema_lands_and_compacts_with_the_new(
     assert_eq!(x.null_count(), 20, "rows written without x read as null");
     check_values(batch);
     check_ids_and_values(&h, 30).await;
+}
+
+/// The same rivalry through the Lambda handlers on moto: two warm writer invocations with the
+/// same cached view propose the same field id; the committer function takes one and sends the
+/// other's source back to the ingest queue; the writer, which forgot its view when it proposed,
+/// writes it again against the new schema. PyIceberg's DynamoDB catalog reads every value back.
+#[tokio::test]
+async fn rival_evolutions_through_the_functions_on_moto() {
+    use std::time::Duration;
+
+    use aws_sdk_s3::primitives::ByteStream;
+    use floe::adapters::aws::lambda::{Router, WriterEnv, handle_committer, handle_writer};
+    use floe::adapters::aws::{self, Catalog, SqsQueue};
+    use floe::config::EngineConfig;
+    use tokio::sync::Mutex;
+
+    use crate::aws::{Env, create_on_first_sight};
+
+    let env = Env::new(Catalog::DynamoDb).await;
+    let (ingest_url, ingest_arn) = env.queue("ingest").await;
+    env.notify(ingest_arn).await;
+    let ports = aws::connect(&env.settings).await.expect("connect");
+    let writer_env = WriterEnv {
+        engine: EngineConfig::default(),
+        router: Router::new(None, table()),
+        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
+        dead_letters: None,
+        tables: std::sync::Arc::new(floe::table::WriterTables::new(Duration::from_secs(600))),
+        create_wait: Duration::ZERO,
+    };
+    let put = |key: &'static str, body: Vec<u8>| {
+        let req = env.clients.s3.put_object().bucket(env.bucket("landing")).key(key).body(ByteStream::from(body));
+        async move { req.send().await.expect("put") }
+    };
+    let queue = SqsQueue::new(env.clients.sqs.clone(), &env.settings.commit_queue_url);
+    let requeue = SqsQueue::new(env.clients.sqs.clone(), &ingest_url);
+    let committer = Mutex::new(Committer::new(EngineConfig::default(), ports.clone()));
+    let commit = |want: usize| {
+        let (env, queue, requeue, committer) = (&env, &queue, &requeue, &committer);
+        async move {
+            let (event, receipts) = env.sqs_event(&env.settings.commit_queue_url, want, Duration::from_secs(10)).await;
+            let ev: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).expect("event");
+            let response = handle_committer(committer, queue, requeue, ev).await;
+            assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+            env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+        }
+    };
+
+    put("p/v1.avro", people(&[], 0..10)).await;
+    let (mut event, receipts) = env.sqs_event(&ingest_url, 2, Duration::from_secs(20)).await;
+    // moto's s3:TestEvent comes first; only the object's notification matters.
+    event["Records"].as_array_mut().unwrap().retain(|r| r["body"].as_str().unwrap_or_default().contains("v1.avro"));
+    create_on_first_sight(&writer_env, &ports, event.clone()).await;
+    assert!(handle_writer(&writer_env, &ports, event).await.expect("writer").batch_item_failures.is_empty());
+    env.delete_all(&ingest_url, &receipts).await;
+    commit(1).await;
+
+    // Two producers' new versions, each in its own invocation of a warm writer.
+    put("p/a.avro", people(&["x"], 100..110)).await;
+    put("p/b.avro", people(&["y"], 200..210)).await;
+    let (event, receipts) = env.sqs_event(&ingest_url, 2, Duration::from_secs(20)).await;
+    let records = event["Records"].as_array().unwrap().clone();
+    assert_eq!(records.len(), 2);
+    assert_eq!(writer_env.tables.loads(), 1);
+    for r in records {
+        let one = serde_json::json!({ "Records": [r] });
+        assert!(handle_writer(&writer_env, &ports, one).await.expect("writer").batch_item_failures.is_empty());
+        // Both proposals come from the view loaded before either: the first forgot it after
+        // proposing, so the second loaded it again, but the table had not moved yet.
+    }
+    env.delete_all(&ingest_url, &receipts).await;
+    commit(2).await;
+    // One proposal landed; the other's source is back on the ingest queue.
+    let (event, receipts) = env.sqs_event(&ingest_url, 1, Duration::from_secs(10)).await;
+    assert_eq!(event["Records"].as_array().unwrap().len(), 1, "one source written again");
+    assert!(handle_writer(&writer_env, &ports, event).await.expect("writer").batch_item_failures.is_empty());
+    env.delete_all(&ingest_url, &receipts).await;
+    commit(1).await;
+
+    check_ids_and_values_in(&ports, 30).await;
+    let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), &table()).await.unwrap().unwrap();
+    assert_eq!(state.metadata.last_column_id(), 4);
+    let mut rows = vec![];
+    for id in 0..10 {
+        rows.push(serde_json::json!({"id": id, "name": format!("n{id}"), "x": null, "y": null}));
+    }
+    for (col, first) in [("x", 100), ("y", 200)] {
+        for id in first..first + 10 {
+            let mut r = serde_json::json!({"id": id, "name": format!("n{id}"), "x": null, "y": null});
+            r[col] = serde_json::json!(format!("{col}{id}"));
+            rows.push(r);
+        }
+    }
+    pyiceberg_rows(&env.settings.catalog_table, &rows);
+}
+
+/// PyIceberg's DynamoDB catalog on the emulator reads exactly `rows` (any order).
+fn pyiceberg_rows(catalog_table: &str, rows: &[serde_json::Value]) {
+    let file = std::env::temp_dir().join(format!("floe-rows-{}.jsonl", uuid::Uuid::new_v4().simple()));
+    let body: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
+    std::fs::write(&file, body.join("\n")).expect("write rows");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf();
+    let python =
+        std::env::var("FLOE_TEST_PYTHON").unwrap_or_else(|_| root.join(".venv/bin/python").display().to_string());
+    let out = std::process::Command::new(python)
+        .arg(root.join("tests/python/check_aws_catalog.py"))
+        .args(["--catalog", "dynamodb", "--catalog-table", catalog_table, "--table", &table().to_string()])
+        .arg("--rows-file")
+        .arg(&file)
+        .output()
+        .expect("run the PyIceberg check (python from .venv)");
+    assert!(
+        out.status.success(),
+        "PyIceberg check failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

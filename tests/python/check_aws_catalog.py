@@ -1,8 +1,10 @@
 """Loads a table through PyIceberg's DynamoDB or Glue catalog (on the emulator in
-AWS_ENDPOINT_URL) and checks that its event ids are exactly the expected ones. Called by
-tests/it/aws.rs."""
+AWS_ENDPOINT_URL) and checks that its event ids are exactly the expected ones (`--ids-file`), or
+that its rows are exactly the expected ones (`--rows-file`, JSON lines). Called by
+tests/it/aws.rs and tests/it/evolve.rs."""
 
 import argparse
+import json
 import os
 import sys
 import uuid
@@ -15,7 +17,8 @@ def main() -> int:
     p.add_argument("--catalog", choices=["dynamodb", "glue"], default="dynamodb")
     p.add_argument("--catalog-table", required=True)
     p.add_argument("--table", required=True)
-    p.add_argument("--ids-file", required=True)
+    p.add_argument("--ids-file")
+    p.add_argument("--rows-file")
     a = p.parse_args()
     ep = os.environ["AWS_ENDPOINT_URL"]
     os.environ.setdefault("AWS_ENDPOINT_URL_DYNAMODB", ep)
@@ -37,6 +40,14 @@ def main() -> int:
         },
     )
     table = cat.load_table(a.table)
+    if a.rows_file:
+        want = sorted((json.loads(line) for line in open(a.rows_file) if line.strip()), key=lambda r: json.dumps(r, sort_keys=True))
+        got = sorted(table.scan().to_arrow().to_pylist(), key=lambda r: json.dumps(r, sort_keys=True))
+        if got != want:
+            print(f"rows differ:\n got {got}\nwant {want}", file=sys.stderr)
+            return 1
+        print(f"ok: {len(got)} rows read through the {a.catalog} catalog")
+        return 0
     got = table.scan().to_arrow().column("event_id").to_pylist()
     norm = [str(uuid.UUID(bytes=g)) if isinstance(g, bytes) else str(g) for g in got]
     want = [line.strip() for line in open(a.ids_file) if line.strip()]
