@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use aws_sdk_sqs::types::MessageSystemAttributeName;
 use clap::{Args, ValueEnum};
+use floe::adapters::aws::emf::Emf;
 use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor};
 use floe::adapters::aws::lambda::{handle_committer, handle_writer, writer_env_from_env};
 use floe::adapters::aws::{AwsSettings, Clients, SqsQueue, connect_with};
@@ -58,7 +59,18 @@ pub(crate) struct RunFunctionArgs {
 pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
     let settings = AwsSettings::from_env()?;
     let clients = Clients::load(&settings).await;
-    let ports = connect_with(&settings, &clients).await?;
+    let emf = Emf::new(match a.function {
+        Function::Writer => "floe-writer",
+        Function::Committer => "floe-committer",
+        Function::Compactor => "floe-compactor",
+    });
+    let ports = connect_with(&settings, &clients).await?.with_metrics(emf.recorder());
+    // What each invocation recorded, as the function's CloudWatch EMF line (on stderr here).
+    let emit = || {
+        if let Some(line) = emf.take_line() {
+            eprintln!("{line}");
+        }
+    };
     match a.function {
         Function::Compactor => {
             let env = CompactorEnv::from_lookup(|k| std::env::var(k).ok())?;
@@ -67,7 +79,9 @@ pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
                     .with_context(|| format!("{} is not JSON", p.display()))?,
                 None => serde_json::json!({"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}}),
             };
-            let runs = handle_compactor(&env, &ports, event).await?;
+            let runs = handle_compactor(&env, &ports, event).await;
+            emit();
+            let runs = runs?;
             println!("{}", serde_json::to_string_pretty(&runs)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -79,7 +93,9 @@ pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
             let mapping = Mapping::new(&clients, url, &a);
             mapping
                 .run(|event| async {
-                    match handle_writer(&env, &ports, event).await {
+                    let out = handle_writer(&env, &ports, event).await;
+                    emit();
+                    match out {
                         Ok(r) => Some(r),
                         Err(e) => {
                             tracing::error!(error = %e, "writer invocation failed");
@@ -100,7 +116,9 @@ pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
             mapping
                 .run(|event| async {
                     let ev = serde_json::from_value(event).ok()?;
-                    Some(handle_committer(&committer, &queue, &requeue, ev).await)
+                    let out = handle_committer(&committer, &queue, &requeue, ev).await;
+                    emit();
+                    Some(out)
                 })
                 .await
         }

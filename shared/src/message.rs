@@ -40,6 +40,10 @@ pub struct SourceRef {
     /// reads the same bytes. Absent from messages of older writers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version_id: Option<String>,
+    /// When the object was created (ms since the epoch: the S3 notification's `eventTime`, a
+    /// local file's modification time), where known: the start of its freshness lag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_ms: Option<i64>,
 }
 
 impl SourceRef {
@@ -48,6 +52,7 @@ impl SourceRef {
         let version = self.id.strip_prefix(&self.uri).and_then(|v| v.strip_prefix('#')).unwrap_or_default();
         crate::ports::ObjectMeta {
             version_id: self.version_id.clone(),
+            modified_ms: self.created_ms,
             ..crate::ports::ObjectMeta::new(&self.uri, self.size, version)
         }
     }

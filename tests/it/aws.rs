@@ -133,6 +133,38 @@ impl Env {
     }
 }
 
+/// What the writer and committer handlers recorded (as the functions print it in CloudWatch
+/// EMF), and the changelog the committer left in the snapshot summary.
+async fn check_metrics_and_changelog(
+    emf: &floe::adapters::aws::emf::Emf,
+    ports: &Ports,
+    table: &floe::TableIdent,
+    rows: usize,
+) {
+    let line = emf.take_line().expect("something was recorded");
+    let doc: serde_json::Value = serde_json::from_str(&line).expect("EMF is JSON");
+    assert_eq!(doc["_aws"]["CloudWatchMetrics"][0]["Namespace"], "Floe");
+    assert_eq!(doc["rows"], rows as u64 * 2, "every good row decoded, in both deliveries of the batch: {doc}");
+    assert_eq!(doc["quarantined"], 2, "{doc}");
+    assert_eq!(doc["commits"], 1, "{doc}");
+    assert_eq!(doc["committed_rows"], rows as u64, "{doc}");
+    let lag = doc["freshness_lag_ms"].as_array().expect("a freshness lag per snapshot");
+    assert_eq!(lag.len(), 1);
+    let lag = lag[0].as_f64().unwrap();
+    assert!((0.0..600_000.0).contains(&lag), "commit time − S3 eventTime of the oldest object: {lag}");
+    assert!(doc["commit_latency_ms"].as_array().is_some_and(|v| v.len() == 1), "{doc}");
+    let state = floe::table::load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await.unwrap().unwrap();
+    let summary = &state.metadata.current_snapshot().unwrap().summary().additional_properties;
+    assert_eq!(summary["floe.source-objects"], "4");
+    assert_eq!(summary["floe.source-rows"], rows.to_string());
+    assert!(summary["floe.source-bytes"].parse::<u64>().unwrap() > 0);
+    assert_eq!(summary["floe.writer-batches"], "1");
+    assert_eq!(summary["floe.batch-ids"].len(), 20);
+    let (oldest, newest): (i64, i64) =
+        (summary["floe.oldest-source-ms"].parse().unwrap(), summary["floe.newest-source-ms"].parse().unwrap());
+    assert!(oldest <= newest && newest <= state.metadata.last_updated_ms(), "{summary:?}");
+}
+
 /// A writer's first sight of a table on AWS: it cannot create the table itself, so it asks
 /// the committer (here with no wait: the batch fails and nothing is written); the committer
 /// registers the table; redelivered, the batch lands.
@@ -236,7 +268,8 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     let table_name = if glue { format!("ns_{}.events", env.suffix) } else { "default.events".to_string() };
     let (ingest_url, ingest_arn) = env.queue("ingest").await;
     env.notify(ingest_arn).await;
-    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let emf = floe::adapters::aws::emf::Emf::new("floe-test");
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect").with_metrics(emf.recorder());
     let (dlq_url, _) = env.queue("dlq").await;
     let (_keys, rows) = drop_files(&env, 4).await;
 
@@ -269,6 +302,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     let response = handle_committer(&committer, &queue, &requeue, ev).await;
     assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
     env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+    check_metrics_and_changelog(&emf, &ports, &table_name.parse().unwrap(), rows).await;
 
     // The compactor function (a full compaction), then the committer over its rewrite requests.
     let table: floe::TableIdent = table_name.parse().unwrap();

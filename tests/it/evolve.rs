@@ -290,3 +290,101 @@ fn pyiceberg_rows(catalog_table: &str, rows: &[serde_json::Value]) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test]
+async fn a_rename_and_the_old_name_in_one_batch_land_in_one_column() {
+    let h = Harness::new();
+    let v1 = h.put_file("in", "0-v1.avro", &people(&["a"], 0..10)).await;
+    let t0 = view(&h, std::slice::from_ref(&v1)).await;
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    write(&h.engine, &h.ports, &t0, vec![v1]).await.unwrap();
+    committer.commit(&drain(&h).await).await;
+    // v2 renames `a` to `b` (alias); a v1 producer still writes `a`; both in one batch, v2 first.
+    let schema = schema_json(&[]).replace(
+        r#"{"name":"name","type":"string"}"#,
+        r#"{"name":"name","type":"string"},{"name":"b","aliases":["a"],"type":["null","string"],"default":null}"#,
+    );
+    let schema = apache_avro::Schema::parse_str(&schema).unwrap();
+    let mut w = apache_avro::Writer::new(&schema, vec![]);
+    for id in 10..20i64 {
+        w.append(Value::Record(vec![
+            ("id".into(), Value::Long(id)),
+            ("name".into(), Value::String(format!("n{id}"))),
+            ("b".into(), Value::Union(1, Box::new(Value::String(format!("a{id}"))))),
+        ]))
+        .unwrap();
+    }
+    let v2 = h.put_file("in", "1-v2.avro", &w.into_inner().unwrap()).await;
+    let old = h.put_file("in", "2-v1.avro", &people(&["a"], 20..30)).await;
+    let t1 = view(&h, &[]).await;
+    write(&h.engine, &h.ports, &t1, vec![v2, old]).await.unwrap();
+    let out = committer.commit(&drain(&h).await).await;
+    assert!(matches!(out.results[0].1, MessageResult::Committed { .. }), "{:?}", out.results);
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &table()).await.unwrap().unwrap();
+    let names: Vec<String> =
+        state.metadata.current_schema().as_struct().fields().iter().map(|f| f.name.clone()).collect();
+    assert_eq!(names, ["id", "name", "b"], "the old name found its renamed column");
+    let b_id = state.metadata.current_schema().field_by_name("b").unwrap().id.to_string();
+    let c = contents(&h.ports, &table()).await;
+    let mut values = 0;
+    for (_, _, batch) in &c.files {
+        // By field id, as a reader reads it (the first file calls the column by its old name).
+        let at = batch.schema().fields().iter().position(|f| f.metadata()["PARQUET:field_id"] == b_id).unwrap();
+        let b = batch.column(at).as_any().downcast_ref::<StringArray>().unwrap();
+        let ids = batch.column_by_name("id").unwrap().as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+        for i in 0..batch.num_rows() {
+            assert_eq!(b.value(i), format!("a{}", ids.value(i)));
+            values += 1;
+        }
+    }
+    assert_eq!(values, 30);
+}
+
+#[tokio::test]
+async fn bounds_of_a_file_written_before_a_promotion_take_the_promoted_type() {
+    let h = Harness::new();
+    let int_schema = |ty: &str| {
+        apache_avro::Schema::parse_str(&format!(
+            r#"{{"type":"record","name":"n","fields":[{{"name":"id","type":"long"}},{{"name":"v","type":"{ty}"}}]}}"#
+        ))
+        .unwrap()
+    };
+    let file = |ty: &str, v: fn(i64) -> Value| {
+        let s = int_schema(ty);
+        let mut w = apache_avro::Writer::new(&s, vec![]);
+        for id in 0..5i64 {
+            w.append(Value::Record(vec![("id".into(), Value::Long(id)), ("v".into(), v(id))])).unwrap();
+        }
+        w.into_inner().unwrap()
+    };
+    let first = h.put_file("in", "0.avro", &file("int", |i| Value::Int(i as i32))).await;
+    let t0 = view(&h, std::slice::from_ref(&first)).await;
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    write(&h.engine, &h.ports, &t0, vec![first]).await.unwrap();
+    committer.commit(&drain(&h).await).await;
+    let stale = view(&h, &[]).await;
+    // A fresh writer promotes `v` to long; a stale one then writes ints against the old schema.
+    let wide = h.put_file("in", "1.avro", &file("long", |i| Value::Long(i << 40))).await;
+    write(&h.engine, &h.ports, &view(&h, &[]).await, vec![wide]).await.unwrap();
+    committer.commit(&drain(&h).await).await;
+    let narrow = h.put_file("in", "2.avro", &file("int", |i| Value::Int(-(i as i32)))).await;
+    write(&h.engine, &h.ports, &stale, vec![narrow]).await.unwrap();
+    let out = committer.commit(&drain(&h).await).await;
+    assert!(matches!(out.results[0].1, MessageResult::Committed { .. }), "{:?}", out.results);
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &table()).await.unwrap().unwrap();
+    let m = &state.metadata;
+    let v = m.current_schema().field_by_name("v").unwrap().id;
+    let snap = m.current_snapshot().unwrap();
+    let list = iceberg::spec::ManifestList::parse_with_version(
+        &h.ports.store.get(snap.manifest_list()).await.unwrap(),
+        m.format_version(),
+    )
+    .unwrap();
+    let mf = &list.entries()[0];
+    let manifest = iceberg::spec::Manifest::parse_avro(&h.ports.store.get(&mf.manifest_path).await.unwrap()).unwrap();
+    let added: Vec<_> = manifest.entries().iter().filter(|e| e.snapshot_id() == Some(snap.snapshot_id())).collect();
+    assert_eq!(added.len(), 1);
+    let lower = &added[0].data_file().lower_bounds()[&v];
+    assert_eq!(*lower.data_type(), iceberg::spec::PrimitiveType::Long, "stored as the column's type");
+    assert_eq!(*lower, iceberg::spec::Datum::long(-4));
+}

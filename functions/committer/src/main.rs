@@ -14,13 +14,17 @@ use tokio::sync::Mutex;
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let ColdStart { settings, clients, ports } = cold_start().await?;
+    let emf = floe::adapters::aws::emf::Emf::new("floe-committer");
+    let ports = ports.with_metrics(emf.recorder());
     let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
         .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
     let requeue = SqsQueue::new(clients.sqs.clone(), settings.ingest_queue()?);
     let committer = Mutex::new(Committer::new(EngineConfig::default(), ports).with_warehouse(&settings.warehouse));
-    let (committer, queue, requeue) = (&committer, &queue, &requeue);
+    let (committer, queue, requeue, emf) = (&committer, &queue, &requeue, &emf);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<SqsEvent>| async move {
-        Ok::<SqsBatchResponse, Error>(handle_committer(committer, queue, requeue, ev.payload).await)
+        let out = handle_committer(committer, queue, requeue, ev.payload).await;
+        emf.flush();
+        Ok::<SqsBatchResponse, Error>(out)
     }))
     .await
 }

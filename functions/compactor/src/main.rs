@@ -9,10 +9,14 @@ use lambda_runtime::{Error, LambdaEvent, service_fn};
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let ColdStart { ports, .. } = cold_start().await?;
+    let emf = floe::adapters::aws::emf::Emf::new("floe-compactor");
+    let ports = ports.with_metrics(emf.recorder());
     let env = CompactorEnv::from_lookup(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
-    let (env, ports) = (&env, &ports);
+    let (env, ports, emf) = (&env, &ports, &emf);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| async move {
-        Ok::<Vec<TableRun>, Error>(handle_compactor(env, ports, ev.payload).await?)
+        let out = handle_compactor(env, ports, ev.payload).await;
+        emf.flush();
+        Ok::<Vec<TableRun>, Error>(out?)
     }))
     .await
 }

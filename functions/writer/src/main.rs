@@ -9,8 +9,16 @@ use lambda_runtime::{Error, LambdaEvent, service_fn};
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let floe::adapters::aws::ColdStart { clients, ports, .. } = floe::adapters::aws::cold_start().await?;
+    let emf = floe::adapters::aws::emf::Emf::new("floe-writer");
+    let ports = ports.with_metrics(emf.recorder());
     let env = writer_env_from_env(ports.store.as_ref(), &clients).await.map_err(|e| e.to_string())?;
-    lambda_runtime::run(service_fn(|ev: LambdaEvent<serde_json::Value>| handle(&env, &ports, ev))).await
+    let (env, ports, emf) = (&env, &ports, &emf);
+    lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| async move {
+        let out = handle(env, ports, ev).await;
+        emf.flush();
+        out
+    }))
+    .await
 }
 
 async fn handle(

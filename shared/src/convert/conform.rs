@@ -68,7 +68,10 @@ fn conform_children(source: &StructArray, targets: &Fields, path: &str, how: Mat
         _ => unreachable!("StructArray has a struct type"),
     };
     let found: Vec<Option<usize>> = targets.iter().map(|t| position(&names, t, path, how)).collect();
-    if let Some(extra) = names.iter().enumerate().find(|(i, _)| !found.contains(&Some(*i))) {
+    // By id, a source column the table no longer has (another engine dropped it) is not read,
+    // as Iceberg readers ignore dropped ids; by name, it is a field the table lacks.
+    let extra = names.iter().enumerate().find(|(i, _)| !found.contains(&Some(*i)));
+    if let (Some(extra), Match::Name(_)) = (extra, how) {
         return Err(Error::schema(join(path, extra.1.name()), "the source has this field but the table does not"));
     }
     targets
@@ -168,6 +171,32 @@ mod tests {
     use arrow_schema::{DataType, Field, Schema};
 
     use super::conform_batch;
+
+    #[test]
+    fn by_id_a_dropped_column_is_not_read_and_a_new_one_is_null() {
+        use std::collections::HashMap;
+
+        use arrow_array::{Array, Int64Array, StringArray};
+
+        use super::{Match, conform_batch_with};
+        let with_id = |name: &str, dt: DataType, id: i32| {
+            Field::new(name, dt, true).with_metadata(HashMap::from([("PARQUET:field_id".to_string(), id.to_string())]))
+        };
+        let file = Arc::new(Schema::new(vec![with_id("a", DataType::Int32, 1), with_id("gone", DataType::Utf8, 2)]));
+        let batch = RecordBatch::try_new(
+            file,
+            vec![Arc::new(arrow_array::Int32Array::from(vec![7])), Arc::new(StringArray::from(vec!["x"]))],
+        )
+        .unwrap();
+        // The table now: `a` renamed `b` and promoted to long, `gone` dropped, `c` added.
+        let table = Arc::new(Schema::new(vec![with_id("b", DataType::Int64, 1), with_id("c", DataType::Utf8, 3)]));
+        let out = conform_batch_with(&batch, &table, Match::Id).unwrap();
+        assert_eq!(out.column(0).as_any().downcast_ref::<Int64Array>().unwrap().value(0), 7);
+        assert!(out.column(1).is_null(0));
+        // By name, the same extra column is an error.
+        let e = conform_batch_with(&batch, &table, Match::Name(&HashMap::new())).unwrap_err().to_string();
+        assert!(e.contains("`a`") || e.contains("`gone`"), "{e}");
+    }
 
     #[test]
     fn a_decimal_with_more_digits_than_its_precision_is_refused() {

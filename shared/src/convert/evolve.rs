@@ -100,7 +100,8 @@ pub struct FieldExtras {
 pub struct Constraints {
     /// Columns that are partition sources, sort keys or dedup keys: never promoted or renamed.
     pub key_columns: HashSet<i32>,
-    /// Partition field names: no new column may take one.
+    /// Partition field names of every spec the table has had: no new or renamed column may
+    /// take one (Iceberg refuses such a schema).
     pub partition_names: HashSet<String>,
     /// The table's earlier schemas (for columns a producer still calls by an old name).
     pub history: Vec<SchemaRef>,
@@ -210,15 +211,18 @@ impl Evolver<'_> {
     }
 
     fn rename(&mut self, f: &NestedField, t: &NestedField, table: &StructType, path: &str) -> Result<String> {
-        if self.constraints.key_columns.contains(&t.id) {
+        if ids_of(t).iter().any(|id| self.constraints.key_columns.contains(id)) {
             let why = format!(
-                "renaming the key column `{}` (a partition source, sort or dedup key) is not supported",
+                "renaming `{}`, a key column (a partition source, sort or dedup key) or a struct holding one, is not supported",
                 t.name
             );
             return Err(Error::schema(join(path, &f.name), why));
         }
         if table.fields().iter().any(|o| o.name == f.name) {
             return Err(Error::schema(join(path, &f.name), "the table has another column of this name"));
+        }
+        if self.constraints.partition_names.contains(&join(path, &f.name)) {
+            return Err(Error::schema(join(path, &f.name), "a column cannot take the name of a partition field"));
         }
         self.changes.push(SchemaChange::Rename { id: t.id, from: t.name.clone(), to: f.name.clone() });
         Ok(f.name.clone())
@@ -231,7 +235,7 @@ impl Evolver<'_> {
             let why = "a new required field without a default cannot be added: the rows already in the table have no value for it";
             return Err(Error::schema(fpath, why));
         }
-        if parent.is_none() && self.constraints.partition_names.contains(&f.name) {
+        if self.constraints.partition_names.contains(&fpath) {
             return Err(Error::schema(fpath, "a new column cannot take the name of a partition field"));
         }
         debug_assert!(table.fields().iter().all(|t| t.name != f.name));

@@ -192,7 +192,7 @@ fn key_columns_are_not_promoted_or_renamed_and_partition_names_stay_free() {
     let file = schema(vec![req(1, "key", prim(P::Int)), opt(2, "day", prim(P::Date))]);
     let extras = HashMap::from([(1, FieldExtras { aliases: vec!["id".into()], has_default: false })]);
     let e = evolve(&table, 2, &file, &extras, &c).unwrap_err().to_string();
-    assert!(e.contains("renaming the key column `id`"), "{e}");
+    assert!(e.contains("renaming `id`, a key column"), "{e}");
     let file = schema(vec![req(1, "id", prim(P::Int)), opt(3, "id_bucket", prim(P::Int))]);
     let e = evolve(&table, 2, &file, &no_extras(), &c).unwrap_err().to_string();
     assert!(e.contains("partition field"), "{e}");
@@ -274,4 +274,30 @@ fn changes_travel_as_json() {
     assert!(json.contains(r#""op":"add-column""#) && json.contains(r#""op":"make-optional""#), "{json}");
     let back: Vec<SchemaChange> = serde_json::from_str(&json).unwrap();
     assert_eq!(back, changes);
+}
+
+#[test]
+fn a_struct_holding_a_key_column_is_not_renamed_and_no_name_takes_a_partition_fields() {
+    let inner = |k: &str| Type::Struct(StructType::new(vec![req(3, k, prim(P::String))]));
+    let table = schema(vec![req(1, "id", prim(P::Long)), opt(2, "user", inner("k"))]);
+    let c = Constraints {
+        key_columns: [3].into(),
+        partition_names: ["id_bucket".to_string(), "user.name".to_string()].into(),
+        history: vec![],
+    };
+    // `account` with alias `user`: renaming the struct would lose the dedup key `user.k`.
+    let file = schema(vec![req(1, "id", prim(P::Long)), opt(2, "account", inner("k"))]);
+    let extras = HashMap::from([(2, FieldExtras { aliases: vec!["user".into()], has_default: false })]);
+    let e = evolve(&table, 3, &file, &extras, &c).unwrap_err().to_string();
+    assert!(e.contains("struct holding one"), "{e}");
+    // A rename onto a partition field's name, and a nested new field whose full name is one.
+    let file = schema(vec![req(1, "id_bucket", prim(P::Long)), opt(2, "user", inner("k"))]);
+    let extras = HashMap::from([(1, FieldExtras { aliases: vec!["id".into()], has_default: false })]);
+    let c2 = Constraints { key_columns: Default::default(), ..c.clone() };
+    let e = evolve(&table, 3, &file, &extras, &c2).unwrap_err().to_string();
+    assert!(e.contains("partition field"), "{e}");
+    let with_name = Type::Struct(StructType::new(vec![req(3, "k", prim(P::String)), opt(4, "name", prim(P::String))]));
+    let file = schema(vec![req(1, "id", prim(P::Long)), opt(2, "user", with_name)]);
+    let e = evolve(&table, 3, &file, &no_extras(), &c2).unwrap_err().to_string();
+    assert!(e.contains("`user.name`") && e.contains("partition field"), "{e}");
 }

@@ -118,6 +118,7 @@ pub async fn replay_notifications(
                 size: m.size,
                 rows: 0,
                 version_id: m.version_id,
+                created_ms: m.modified_ms,
             }),
             None => vanished.push(r.uri.clone()),
         }

@@ -245,6 +245,7 @@ pub async fn write(
                     size: obj.size,
                     rows,
                     version_id: obj.version_id.clone(),
+                    created_ms: obj.modified_ms,
                 };
                 accepted.push(Decoded { source, batches });
             }
@@ -308,6 +309,9 @@ pub async fn write(
     };
     ports.commit_queue.send(manifest.to_json()?).await?;
     ports.faults.hit(FaultPoint::WriterAfterManifestSend).await;
+    ports.metrics.count("data_files", manifest.files.len() as u64);
+    ports.metrics.count("rows_written", out.rows_out);
+    ports.metrics.observe("writer_batch_ms", started.elapsed().as_millis() as f64);
     info!(
         rows_in = out.rows_in,
         rows_out = out.rows_out,

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 pub use ledger::{Ledger, QuarantineRecord, SourceState};
 pub use lock::{Lease, Lock};
-pub use metrics::{Metrics, NoopMetrics};
+pub use metrics::{KEPT_VALUES, Metrics, NoopMetrics, Observed, Recorded, Recorder, Tee};
 pub use object_store::{ObjectMeta, ObjectStore};
 pub use queue::{Message, Queue};
 pub use retry::RetryPolicy;

@@ -62,6 +62,8 @@ pub struct WriterTable {
     pub last_column_id: i32,
     /// The table's schemas before the current one, oldest first.
     pub history: Vec<SchemaRef>,
+    /// Partition field names of every spec the table has had (no column may take one).
+    pub partition_names: HashSet<String>,
 }
 
 impl WriterTable {
@@ -104,6 +106,7 @@ impl WriterTable {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(DEFAULT_TARGET_FILE_SIZE),
             last_column_id: m.last_column_id(),
+            partition_names: m.partition_specs_iter().flat_map(|s| s.fields().iter().map(|f| f.name.clone())).collect(),
             history: {
                 let mut h: Vec<SchemaRef> =
                     m.schemas_iter().filter(|s| s.schema_id() != m.current_schema_id()).cloned().collect();
@@ -119,19 +122,20 @@ impl WriterTable {
         let mut key_columns: HashSet<i32> = self.spec.fields().iter().map(|f| f.source_id).collect();
         key_columns.extend(self.sort_order.fields.iter().map(|f| f.source_id));
         key_columns.extend(self.dedup_key.iter().filter_map(|c| self.schema.field_by_name(c).map(|f| f.id)));
-        Constraints {
-            key_columns,
-            partition_names: self.spec.fields().iter().map(|f| f.name.clone()).collect(),
-            history: self.history.clone(),
-        }
+        Constraints { key_columns, partition_names: self.partition_names.clone(), history: self.history.clone() }
     }
 
-    /// This view with its schema evolved (see `convert::evolve`).
+    /// This view with its schema evolved (see `convert::evolve`). The schema before joins the
+    /// history, so that a later object of the batch still on a name the evolution changed finds
+    /// its column.
     pub fn evolved(&self, evolution: &Evolution) -> Result<WriterTable> {
+        let mut history = self.history.clone();
+        history.push(self.schema.clone());
         Ok(WriterTable {
             schema: Arc::new(evolution.schema.clone()),
             arrow_schema: arrow_schema(&evolution.schema)?,
             last_column_id: evolution.last_column_id,
+            history,
             ..self.clone()
         })
     }

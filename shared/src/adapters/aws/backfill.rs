@@ -33,7 +33,14 @@ pub async fn objects(store: &dyn ObjectStore, b: &Backfill) -> Result<Vec<Source
     Ok(listed
         .into_iter()
         .filter(|o| o.uri.ends_with(&b.suffix) && o.size > 0)
-        .map(|o| SourceRef { id: source_id(&o), uri: o.uri, size: o.size, rows: 0, version_id: o.version_id })
+        .map(|o| SourceRef {
+            id: source_id(&o),
+            uri: o.uri,
+            size: o.size,
+            rows: 0,
+            version_id: o.version_id,
+            created_ms: o.modified_ms,
+        })
         .collect())
 }
 

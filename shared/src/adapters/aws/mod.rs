@@ -8,6 +8,7 @@ pub mod backfill;
 mod dynamodb_ledger;
 mod dynamodb_lock;
 mod dynamodb_table_pointer;
+pub mod emf;
 mod error;
 mod glue_table_pointer;
 pub mod lambda;

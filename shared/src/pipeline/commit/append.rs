@@ -49,6 +49,7 @@ impl Committer {
             let sources: Vec<String> =
                 take.iter().flat_map(|r| r.manifest.sources.iter().map(|s| s.id.clone())).collect();
             let taken_ids: Vec<String> = take.iter().map(|r| r.id.clone()).collect();
+            let log = Changelog::of(&take);
             let files: Vec<(i32, DataFile)> = take.into_iter().flat_map(|r| r.files).collect();
             if files.is_empty() {
                 // Only empty sources: no rows to double-count, nothing to snapshot.
@@ -61,7 +62,7 @@ impl Committer {
             let nfiles = files.len();
             let snapshot_id = fresh_snapshot_id(&state);
             self.ports.ledger.record_pending(table, &sources, snapshot_id).await?;
-            let mut extra = vec![("floe.source-objects", sources.len().to_string())];
+            let mut extra = log.summary();
             if !changes.is_empty() {
                 info!(%table, changes = %changes.join("; "), "schema evolves with this snapshot");
                 extra.push(("floe.schema-changes", changes.join("; ")));
@@ -77,6 +78,13 @@ impl Committer {
                     info!(%table, snapshot_id, files = nfiles, rows, attempt, ms, "committed");
                     self.ports.metrics.count("commits", 1);
                     self.ports.metrics.count("committed_rows", rows);
+                    self.ports.metrics.count("committed_sources", sources.len() as u64);
+                    self.ports.metrics.observe("commit_latency_ms", ms as f64);
+                    self.ports.metrics.observe("files_per_commit", nfiles as f64);
+                    if let Some(oldest) = log.oldest_ms {
+                        let lag = plan.metadata.last_updated_ms() - oldest;
+                        self.ports.metrics.observe("freshness_lag_ms", lag.max(0) as f64);
+                    }
                     results.extend(taken_ids.into_iter().map(|id| (id, MessageResult::Committed { snapshot_id })));
                     let landed =
                         Landed { table: table.clone(), snapshot_id, operation: Operation::Append, files: nfiles, rows };
@@ -86,6 +94,54 @@ impl Committer {
             }
         }
         Err(self.out_of_attempts(table))
+    }
+}
+
+/// What an append snapshot commits, for its summary: Iceberg's own `added-records` and friends
+/// count rows and files; these name the sources and writer batches behind them, so that any
+/// Iceberg reader can audit what landed when (`floe status` reads them for freshness).
+struct Changelog {
+    sources: usize,
+    source_bytes: u64,
+    source_rows: u64,
+    batches: Vec<String>,
+    oldest_ms: Option<i64>,
+    newest_ms: Option<i64>,
+}
+
+/// Writer batch ids listed in a summary at most; beyond, only their count.
+const LISTED_BATCHES: usize = 50;
+
+impl Changelog {
+    fn of(take: &[Ready<'_>]) -> Self {
+        let sources = || take.iter().flat_map(|r| r.manifest.sources.iter());
+        Changelog {
+            sources: sources().count(),
+            source_bytes: sources().map(|s| s.size).sum(),
+            source_rows: sources().map(|s| s.rows).sum(),
+            batches: take.iter().map(|r| r.manifest.batch_id.clone()).collect(),
+            oldest_ms: sources().filter_map(|s| s.created_ms).min(),
+            newest_ms: sources().filter_map(|s| s.created_ms).max(),
+        }
+    }
+
+    fn summary(&self) -> Vec<(&'static str, String)> {
+        let mut ids = self.batches.iter().take(LISTED_BATCHES).cloned().collect::<Vec<_>>().join(",");
+        if self.batches.len() > LISTED_BATCHES {
+            ids.push_str(&format!(",+{} more", self.batches.len() - LISTED_BATCHES));
+        }
+        let mut out = vec![
+            ("floe.source-objects", self.sources.to_string()),
+            ("floe.source-bytes", self.source_bytes.to_string()),
+            ("floe.source-rows", self.source_rows.to_string()),
+            ("floe.writer-batches", self.batches.len().to_string()),
+            ("floe.batch-ids", ids),
+        ];
+        if let (Some(oldest), Some(newest)) = (self.oldest_ms, self.newest_ms) {
+            out.push(("floe.oldest-source-ms", oldest.to_string()));
+            out.push(("floe.newest-source-ms", newest.to_string()));
+        }
+        out
     }
 }
 
@@ -207,13 +263,15 @@ struct Rebased<'a> {
 
 /// Replays each taken message's schema changes, in order, onto the table's current schema
 /// (`convert::evolve::rebase`). A message whose files no longer fit is refused with its
-/// sources to write again; if the schema changed, the others' entries are converted anew so
-/// that their bounds take the promoted types.
+/// sources to write again; one whose change Iceberg would refuse (a name a partition field of
+/// an older spec holds) is poison on its own. Files written with another schema than the one
+/// they are committed under are converted anew, so that their bounds take the columns' types.
 fn rebase_all<'a>(state: &TableState, take: Vec<Ready<'a>>) -> Rebased<'a> {
     let meta = &state.metadata;
     let mut schema: Schema = meta.current_schema().as_ref().clone();
     let mut last = meta.last_column_id();
     let mut out = Rebased { take: vec![], schema: None, changes: vec![], refused: vec![] };
+    let mut kept = vec![];
     for r in take {
         let m = r.manifest;
         let Some(written) = m.file_schema(meta) else { unreachable!("convert checked the schema") };
@@ -221,11 +279,16 @@ fn rebase_all<'a>(state: &TableState, take: Vec<Ready<'a>>) -> Rebased<'a> {
         match rebase(&schema, last, written, proposed) {
             Ok(done) => {
                 if let Some(s) = done.schema {
+                    if let Err(e) = committable(meta, &s) {
+                        let reason = format!("manifest {}: its schema change cannot be committed: {e}", m.batch_id);
+                        out.refused.push((r.id.clone(), MessageResult::Poison { reason }));
+                        continue;
+                    }
                     schema = s;
                     out.changes.extend(proposed.iter().map(ToString::to_string));
                 }
                 last = done.last_column_id;
-                out.take.push(r);
+                kept.push(r);
             }
             Err(reason) => {
                 warn!(message = %r.id, batch = %m.batch_id, %reason, "files do not fit the table's schema now; written again");
@@ -233,24 +296,34 @@ fn rebase_all<'a>(state: &TableState, take: Vec<Ready<'a>>) -> Rebased<'a> {
             }
         }
     }
-    if !out.changes.is_empty() {
-        let mut take = vec![];
-        for mut r in out.take {
-            let written = r.manifest.file_schema(meta).expect("convert checked the schema");
-            match data_files(state, r.manifest, written, &schema) {
-                Ok(files) => {
-                    r.files = files;
-                    take.push(r);
-                }
+    let changed = !out.changes.is_empty();
+    for mut r in kept {
+        let m = r.manifest;
+        if changed || m.evolution.is_some() || m.schema_id != meta.current_schema_id() {
+            let written = m.file_schema(meta).expect("convert checked the schema");
+            match data_files(state, m, written, &schema) {
+                Ok(files) => r.files = files,
                 // Not expected (the types were checked): the message fails alone.
                 Err(e) => {
-                    let reason = format!("manifest {}: {e}", r.manifest.batch_id);
+                    let reason = format!("manifest {}: {e}", m.batch_id);
                     out.refused.push((r.id.clone(), MessageResult::Poison { reason }));
+                    continue;
                 }
             }
         }
-        out.take = take;
+        out.take.push(r);
+    }
+    if changed {
         out.schema = Some(schema);
     }
     out
+}
+
+/// Whether the table's metadata accepts `schema` as its current one (Iceberg refuses, for
+/// instance, a column named like a partition field of any of its specs).
+fn committable(meta: &iceberg::spec::TableMetadata, schema: &Schema) -> Result<(), iceberg::Error> {
+    iceberg::spec::TableMetadataBuilder::new_from_metadata(meta.clone(), None)
+        .add_current_schema(schema.clone())?
+        .build()
+        .map(|_| ())
 }

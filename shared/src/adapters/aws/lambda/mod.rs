@@ -36,6 +36,9 @@ struct Notification {
 struct NotificationRecord {
     #[serde(rename = "eventName", default)]
     event_name: String,
+    /// When the object was created (ISO 8601): the start of its freshness lag.
+    #[serde(rename = "eventTime", default)]
+    event_time: Option<String>,
     s3: Option<S3Entity>,
 }
 
@@ -77,14 +80,14 @@ pub fn objects_in_notification(json: &str) -> Result<Vec<ObjectMeta>> {
     Ok(n.records
         .into_iter()
         .filter(|r| r.event_name.is_empty() || r.event_name.contains("ObjectCreated"))
-        .filter_map(|r| r.s3)
-        .map(|s| ObjectMeta {
+        .filter_map(|r| Some((r.s3?, r.event_time)))
+        .map(|(s, at)| ObjectMeta {
             uri: format!("s3://{}/{}", s.bucket.name, decode_key(&s.object.key)),
             size: s.object.size.unwrap_or(0),
             version: s.object.e_tag.unwrap_or_default().trim_matches('"').to_string(),
             // An unversioned bucket's notifications carry no versionId (or "null").
             version_id: s.object.version_id.filter(|v| !v.is_empty() && v != "null"),
-            modified_ms: None,
+            modified_ms: at.and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok()).map(|t| t.timestamp_millis()),
         })
         .collect())
 }
@@ -369,10 +372,16 @@ pub fn notification_for(sources: &[crate::message::SourceRef]) -> String {
             if let Some(v) = &s.version_id {
                 object["versionId"] = serde_json::Value::String(v.clone());
             }
-            Some(serde_json::json!({
+            let mut record = serde_json::json!({
                 "eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
                 "s3": {"bucket": {"name": bucket}, "object": object}
-            }))
+            });
+            // The object's creation time travels on, so its freshness lag counts from there.
+            if let Some(at) = s.created_ms.and_then(chrono::DateTime::from_timestamp_millis) {
+                record["eventTime"] =
+                    serde_json::Value::String(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+            }
+            Some(record)
         })
         .collect();
     serde_json::json!({ "Records": records }).to_string()
@@ -457,6 +466,7 @@ mod tests {
                 size: 1,
                 rows: 0,
                 version_id: None,
+                created_ms: Some(1_700_000_000_123),
             })
             .collect();
         let q = Sent::default();
@@ -470,7 +480,7 @@ mod tests {
 
     #[test]
     fn a_notification_names_the_version_it_announces() {
-        let n = r#"{"Records":[{"eventName":"ObjectCreated:Put","s3":{"bucket":{"name":"b"},
+        let n = r#"{"Records":[{"eventName":"ObjectCreated:Put","eventTime":"2026-11-30T12:00:00.250Z","s3":{"bucket":{"name":"b"},
             "object":{"key":"a/k+1.avro","size":10,"eTag":"\"e1\"","versionId":"v-1"}}},
             {"eventName":"ObjectCreated:Put","s3":{"bucket":{"name":"b"},
             "object":{"key":"u.avro","size":3,"eTag":"e2","versionId":"null"}}}]}"#;
@@ -478,6 +488,8 @@ mod tests {
         assert_eq!(objs[0].uri, "s3://b/a/k 1.avro");
         assert_eq!((objs[0].version.as_str(), objs[0].version_id.as_deref()), ("e1", Some("v-1")));
         assert_eq!(objs[1].version_id, None, "an unversioned bucket's `null` version id is no version id");
+        assert_eq!(objs[0].modified_ms, Some(1_796_040_000_250), "eventTime: when the object was created");
+        assert_eq!(objs[1].modified_ms, None);
         // What the committer sends back for an overlap reads the same version again.
         let refs: Vec<crate::message::SourceRef> = objs
             .iter()
@@ -487,6 +499,7 @@ mod tests {
                 size: o.size,
                 rows: 0,
                 version_id: o.version_id.clone(),
+                created_ms: o.modified_ms,
             })
             .collect();
         assert_eq!(objects_in_notification(&notification_for(&refs)).unwrap(), objs);
