@@ -27,13 +27,33 @@ pub(crate) struct BackfillArgs {
     /// List what would be sent, and send nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Only the objects the deployment routes to this table (NAMESPACE.NAME), by its routing:
+    /// FLOE_CONFIG (a path or s3:// URL of its floe.toml) and FLOE_DEFAULT_TABLE, as the writer
+    /// function reads them.
+    #[arg(long)]
+    table: Option<String>,
+}
+
+/// The writer function's routing, from the same environment it reads.
+async fn deployment_router(store: &S3ObjectStore) -> anyhow::Result<floe::adapters::aws::lambda::Router> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let config = match var("FLOE_CONFIG") {
+        Some(loc) => Some(floe::adapters::aws::lambda::load_floe_toml(&loc, store).await?),
+        None => None,
+    };
+    let default_table = var("FLOE_DEFAULT_TABLE").unwrap_or_else(|| "default.events".into()).parse()?;
+    Ok(floe::adapters::aws::lambda::Router::new(config, default_table))
 }
 
 pub(crate) async fn run(a: BackfillArgs) -> anyhow::Result<ExitCode> {
     let settings = AwsSettings::from_env()?;
     let clients = Clients::load(&settings).await;
     let store = S3ObjectStore::new(clients.s3.clone());
-    let b = Backfill { prefix: a.prefix.clone(), suffix: a.suffix.clone(), rate: a.rate };
+    let only = match &a.table {
+        Some(t) => Some((t.parse()?, deployment_router(&store).await?)),
+        None => None,
+    };
+    let b = Backfill { prefix: a.prefix.clone(), suffix: a.suffix.clone(), rate: a.rate, only };
     let sources = objects(&store, &b).await.with_context(|| format!("listing {}", a.prefix))?;
     let bytes: u64 = sources.iter().map(|s| s.size).sum();
     if a.dry_run {

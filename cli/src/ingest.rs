@@ -57,6 +57,11 @@ pub(crate) struct IngestArgs {
     compact: bool,
     #[command(flatten)]
     compaction: crate::compact::CompactSettings,
+    /// Write the run's metrics (the counters and observations the functions report as
+    /// CloudWatch EMF: objects, rows, bytes, quarantined, commit latency, files per commit,
+    /// freshness lag, ...) to this file as JSON.
+    #[arg(long)]
+    metrics_json: Option<PathBuf>,
 }
 
 /// The table settings: floe.toml (explicit or ./floe.toml), then flags.
@@ -89,7 +94,9 @@ pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
     let table: TableIdent = a.table.parse()?;
     let cfg = table_config(&a, &table)?;
     let counters = Arc::new(Counters::default());
-    let ports = local::ports(&a.warehouse)?.with_metrics(counters.clone());
+    let recorder = Arc::new(floe::ports::Recorder::default());
+    let ports =
+        local::ports(&a.warehouse)?.with_metrics(Arc::new(floe::ports::Tee(counters.clone(), recorder.clone())));
     let warehouse = local::warehouse_uri(&a.warehouse)?;
     let objects = inputs::objects(ports.store.as_ref(), &a.paths).await?;
     let mut opts = IngestOptions {
@@ -134,6 +141,10 @@ pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
     }
     if a.compact {
         crate::compact::compact_table(&ports, &table, &a.compaction).await?;
+    }
+    if let Some(path) = &a.metrics_json {
+        let json = serde_json::to_string_pretty(&recorder.snapshot())?;
+        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     }
     if report.quarantined.is_empty() {
         return Ok(ExitCode::SUCCESS);

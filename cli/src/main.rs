@@ -12,6 +12,7 @@ mod longrun;
 mod progress;
 mod quarantine;
 mod status;
+mod status_aws;
 
 use std::process::ExitCode;
 

@@ -633,7 +633,18 @@ async fn a_backfill_lands_existing_objects_once_however_often_it_runs() {
     let elsewhere = env.clients.s3.put_object().bucket(env.bucket("landing")).key("new/x.avro");
     elsewhere.body(ByteStream::from_static(b"not listed")).send().await.expect("put");
 
-    let b = Backfill { prefix: format!("s3://{}/old/", env.bucket("landing")), suffix: ".avro".into(), rate: 0 };
+    let prefix = format!("s3://{}/old/", env.bucket("landing"));
+    let b = Backfill { prefix: prefix.clone(), suffix: ".avro".into(), rate: 0, only: None };
+    // `--table`: only what the routing sends to that table.
+    let toml =
+        floe::config::FloeToml::parse("[[table]]\nname = \"web.clicks\"\nprefixes = [\"old/part-00\"]\n").unwrap();
+    let router = Router::new(Some(toml), "default.events".parse().unwrap());
+    // With a floe.toml, a key no prefix matches is routed nowhere (the writer quarantines it).
+    for (table, want) in [("web.clicks", 10), ("default.events", 0), ("web.other", 0)] {
+        let only = Some((table.parse().unwrap(), router.clone()));
+        let some = Backfill { only, ..b.clone() };
+        assert_eq!(objects(ports.store.as_ref(), &some).await.expect("list").len(), want, "{table}");
+    }
     let queue = SqsQueue::new(env.clients.sqs.clone(), &ingest_url);
     let writer_env = WriterEnv {
         engine: EngineConfig::default(),

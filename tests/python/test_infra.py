@@ -444,8 +444,14 @@ def test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_pat
     # The writers and the committer side by side, as the event source mappings run them.
     committer = run_function(plan, "committer", "--until-idle-secs", 20)
     writer = run_function(plan, "writer", "--queue-url", o["ingest_queue_url"], "--until-idle-secs", 10)
-    finish(writer, "writer")
-    finish(committer, "committer")
+    _, werr = finish(writer, "writer")
+    _, cerr = finish(committer, "committer")
+    # Each invocation's CloudWatch EMF line (the functions print them on stdout; run-function
+    # on stderr): the writers decoded every row, the committer committed them.
+    emf = lambda err: [json.loads(l) for l in err.splitlines() if l.startswith("{") and '"_aws"' in l]
+    assert sum(d.get("rows", 0) for d in emf(werr)) == len(want), werr[-2000:]
+    assert sum(d.get("committed_rows", 0) for d in emf(cerr)) == len(want), cerr[-2000:]
+    assert all(d["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "Floe" for d in emf(werr) + emf(cerr))
     # A full compaction, then the committer for its rewrite requests.
     event = ROOT / "events/compactor/full-compaction.json"
     out, _ = finish(run_function(plan, "compactor", "--event", event), "compactor")
@@ -496,3 +502,16 @@ def test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_pat
     for url in (o["ingest_queue_url"], o["commit_queue_url"], *o["dead_letter_queue_urls"].values()):
         attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
         assert attrs["ApproximateNumberOfMessages"] == "0" and attrs["ApproximateNumberOfMessagesNotVisible"] == "0", (url, attrs)
+
+    # `floe status --aws --json` with the committer's environment: the table, its freshness, the
+    # quarantine, and every queue of the deployment (the dead-letter queues found by redrive).
+    out = subprocess.run([FLOE, "status", "--aws", "--json"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    status = json.loads(out.stdout)
+    (t,) = status["tables"]
+    assert t["table"] == "default.events" and t["rows"] == len(got), t
+    assert t["freshness"] and t["freshness"]["lag_ms"] >= 0, t["freshness"]
+    assert status["quarantined"]["total"] == 1 and status["quarantined"]["by_kind"] == {"corrupt": 1}, status
+    roles = {q["role"]: q for q in status["queues"]}
+    assert {"ingest", "commit", "ingest-dlq", "commit-dlq"} <= set(roles), roles
+    assert all(q["visible"] == 0 and q["in_flight"] == 0 for q in roles.values()), roles

@@ -22,7 +22,7 @@ pub use snapshot::{
     plan_snapshot,
 };
 pub use state::{TableState, WriterTable, load_table};
-pub use status::{SIZE_BUCKETS, TableStatus, table_status};
+pub use status::{Freshness, SIZE_BUCKETS, TableStatus, freshness, table_status};
 
 /// Table property holding the dedup key columns (comma-separated).
 pub const PROP_DEDUP_KEY: &str = "floe.dedup-key";

@@ -1,5 +1,6 @@
 //! What an operator wants to see of a table at a glance: snapshots, live data files, rows,
-//! bytes, a file-size histogram (small-file debt) and the last commit. Reads the current
+//! bytes, a file-size histogram (small-file debt), the last commit and its freshness lag (from
+//! the changelog Floe's committer writes in each append's summary). Reads the current
 //! snapshot's manifest list and manifests; never the data files.
 
 use iceberg::spec::{Manifest, ManifestList, TableMetadata};
@@ -12,7 +13,7 @@ use crate::ports::ObjectStore;
 pub const SIZE_BUCKETS: [u64; 5] = [1 << 20, 8 << 20, 32 << 20, 128 << 20, 512 << 20];
 
 /// A table's vital signs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct TableStatus {
     /// Table location.
     pub location: String,
@@ -40,6 +41,48 @@ pub struct TableStatus {
     pub size_histogram: [u64; SIZE_BUCKETS.len() + 1],
     /// Properties of the table.
     pub properties: Vec<(String, String)>,
+    /// Current schema id and the schemas the table has had.
+    pub schema_id: i32,
+    /// Schemas in the metadata.
+    pub schemas: usize,
+    /// The newest append that says when its sources were created.
+    pub freshness: Option<Freshness>,
+}
+
+/// How fresh the newest append is: from object creation to commit.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Freshness {
+    /// The append snapshot.
+    pub snapshot_id: i64,
+    /// When it was committed (ms since the epoch).
+    pub committed_ms: i64,
+    /// Its source objects.
+    pub sources: u64,
+    /// When its oldest source object was created.
+    pub oldest_source_ms: i64,
+    /// When its newest source object was created.
+    pub newest_source_ms: i64,
+    /// Commit time − creation time of its oldest source: the freshness lag of that commit.
+    pub lag_ms: i64,
+}
+
+/// The newest snapshot whose summary carries Floe's source times (`floe.oldest-source-ms`).
+pub fn freshness(m: &TableMetadata) -> Option<Freshness> {
+    let mut snaps: Vec<_> = m.snapshots().collect();
+    snaps.sort_by_key(|s| std::cmp::Reverse(s.timestamp_ms()));
+    snaps.into_iter().find_map(|s| {
+        let p = &s.summary().additional_properties;
+        let num = |k: &str| p.get(k).and_then(|v| v.parse::<i64>().ok());
+        let (oldest, newest) = (num("floe.oldest-source-ms")?, num("floe.newest-source-ms")?);
+        Some(Freshness {
+            snapshot_id: s.snapshot_id(),
+            committed_ms: s.timestamp_ms(),
+            sources: num("floe.source-objects").unwrap_or_default() as u64,
+            oldest_source_ms: oldest,
+            newest_source_ms: newest,
+            lag_ms: s.timestamp_ms() - oldest,
+        })
+    })
 }
 
 impl TableStatus {
@@ -62,6 +105,9 @@ pub async fn table_status(store: &dyn ObjectStore, state: &TableState) -> Result
         snapshots: m.snapshots().len(),
         current_snapshot_id: m.current_snapshot_id(),
         last_commit_ms: m.current_snapshot().map(|s| s.timestamp_ms()),
+        schema_id: m.current_schema_id(),
+        schemas: m.schemas_iter().len(),
+        freshness: freshness(m),
         ..Default::default()
     };
     let mut props: Vec<(String, String)> = m.properties().iter().map(|(k, v)| (k.clone(), v.clone())).collect();

@@ -1,13 +1,14 @@
 //! Backfill: objects already in a bucket, sent to the writers as if they had just landed.
 //!
-//! Lists `s3://bucket/prefix`, keeps the keys with the given suffix, and sends their S3
+//! Lists `s3://bucket/prefix`, keeps the keys with the given suffix (and, for one table, those
+//! the deployment's routing sends to it), and sends their S3
 //! notifications to the ingest queue, ten objects to a message, at most `rate` objects a second.
 //! Idempotent through the ledger: a writer skips a source object (key and ETag) already
 //! committed, so a backfill run twice, or over objects that already landed, lands nothing twice.
 
 use std::time::{Duration, Instant};
 
-use super::lambda::notification_for;
+use super::lambda::{Router, notification_for};
 use crate::message::SourceRef;
 use crate::pipeline::write::source_id;
 use crate::ports::{ObjectStore, Queue};
@@ -22,6 +23,8 @@ pub struct Backfill {
     pub suffix: String,
     /// At most this many objects a second (0: no limit).
     pub rate: u32,
+    /// Only objects the deployment routes to this table, by this routing (`--table`).
+    pub only: Option<(crate::TableIdent, Router)>,
 }
 
 /// Objects a backfill would send, in key order.
@@ -29,10 +32,19 @@ pub async fn objects(store: &dyn ObjectStore, b: &Backfill) -> Result<Vec<Source
     if !b.prefix.starts_with("s3://") {
         return Err(Error::Config(format!("backfill takes an s3://bucket/prefix, got `{}`", b.prefix)));
     }
-    let listed = store.list(&b.prefix).await?;
+    let mut listed = store.list(&b.prefix).await?;
+    listed.retain(|o| o.uri.ends_with(&b.suffix) && o.size > 0);
+    if let Some((table, router)) = &b.only {
+        let mut kept = vec![];
+        for o in listed {
+            if router.route(&o.uri)?.is_some_and(|c| c.table == *table) {
+                kept.push(o);
+            }
+        }
+        listed = kept;
+    }
     Ok(listed
         .into_iter()
-        .filter(|o| o.uri.ends_with(&b.suffix) && o.size > 0)
         .map(|o| SourceRef {
             id: source_id(&o),
             uri: o.uri,

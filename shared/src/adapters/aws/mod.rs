@@ -160,6 +160,8 @@ pub struct Clients {
     pub dynamodb: aws_sdk_dynamodb::Client,
     /// Glue.
     pub glue: aws_sdk_glue::Client,
+    /// The configuration they were built from (for other clients, e.g. CloudWatch in `floe status --aws`).
+    pub sdk: aws_config::SdkConfig,
 }
 
 impl Clients {
@@ -177,6 +179,7 @@ impl Clients {
             sqs: aws_sdk_sqs::Client::new(&sdk),
             dynamodb: aws_sdk_dynamodb::Client::new(&sdk),
             glue: aws_sdk_glue::Client::new(&sdk),
+            sdk,
         }
     }
 }

@@ -94,7 +94,7 @@ impl Task {
 }
 
 /// What a partition owes: files, level counts, small files, and whether a task is due.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct PartitionDebt {
     /// Live files.
     pub files: usize,

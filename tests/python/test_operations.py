@@ -1,0 +1,67 @@
+"""Operator commands in embedded mode: `floe ingest --metrics-json` (the same counters and
+observations the functions print as CloudWatch EMF) and `floe status --json`, checked against
+what was ingested and against the table's own summaries as PyIceberg reads them."""
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import fastavro
+from pyiceberg.catalog.sql import SqlCatalog
+
+ROOT = Path(__file__).resolve().parents[2]
+FLOE = os.environ.get("FLOE_BIN", str(ROOT / "target" / "release" / "floe"))
+SCHEMA = {"type": "record", "name": "e", "fields": [{"name": "id", "type": "long"}, {"name": "tenant", "type": "string"}]}
+
+
+def floe(*args, expect=0):
+    p = subprocess.run([FLOE, *map(str, args)], capture_output=True, text=True)
+    assert p.returncode == expect, f"floe {' '.join(map(str, args))} exited {p.returncode}\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def test_metrics_status_and_changelog_agree_with_what_landed(tmp_path):
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    src.mkdir()
+    for i in range(6):
+        with open(src / f"f{i}.avro", "wb") as f:
+            fastavro.writer(f, SCHEMA, [{"id": i * 100 + j, "tenant": f"t{j % 3}"} for j in range(50)])
+    (src / "bad.avro").write_bytes(b"Obj\x01 not really")
+    created = max(os.path.getmtime(p) for p in src.iterdir())
+    metrics = tmp_path / "metrics.json"
+    floe("ingest", src, "--warehouse", wh, "--table", "ops.events", "--partition-by", "identity(tenant)",
+         "--metrics-json", metrics, "--batch-objects", "2", expect=2)
+    done = time.time()
+    m = json.loads(metrics.read_text())
+    c, o = m["counters"], m["observed"]
+    assert c["source_objects"] == 7 and c["rows"] == 300 and c["committed_rows"] == 300, c
+    assert c["quarantined"] == 1 and c["committed_sources"] == 6, c
+    assert c["data_files"] == o["files_per_commit"]["sum"], m
+    assert o["commit_latency_ms"]["count"] == c["commits"] >= 1, m
+    lag = o["freshness_lag_ms"]
+    assert lag["count"] == c["commits"] and 0 <= lag["min"] <= lag["max"] <= (done - created + 5) * 1000 + 5000, lag
+
+    status = json.loads(floe("status", "--warehouse", wh, "--json").stdout)
+    (t,) = status["tables"]
+    assert t["table"] == "ops.events" and t["rows"] == 300 and t["partition_by"] == "identity(tenant)"
+    assert status["quarantined"] == {"total": 1, "by_table": {"ops.events": 1}, "by_kind": {"corrupt": 1}}
+    assert sorted(d["partition"] for d in t["debt"]) == ["tenant=t0", "tenant=t1", "tenant=t2"]
+    assert sum(d["files"] for d in t["debt"]) == t["data_files"]
+    f = t["freshness"]
+    assert f["snapshot_id"] == t["current_snapshot_id"] and f["lag_ms"] == f["committed_ms"] - f["oldest_source_ms"]
+
+    # The changelog in the summaries, as any Iceberg reader sees it, adds up to what landed.
+    table = SqlCatalog("floe", uri=f"sqlite:///{wh}/catalog.db", warehouse=f"file://{wh}").load_table("ops.events")
+    sums = [s.summary.additional_properties for s in table.snapshots()]
+    assert sum(int(p["floe.source-objects"]) for p in sums) == 6
+    assert sum(int(p["floe.source-rows"]) for p in sums) == 300
+    # At most two objects per writer batch: at least four batches, each listed by its id.
+    batches = sum(int(p["floe.writer-batches"]) for p in sums)
+    assert batches >= 4 and sum(len(p["floe.batch-ids"].split(",")) for p in sums) == batches
+    assert sum(int(p["floe.source-bytes"]) for p in sums) == sum(
+        p.stat().st_size for p in src.iterdir() if p.name != "bad.avro"
+    )
+    text = floe("status", "--warehouse", wh).stdout
+    assert "freshness" in text and "quarantined  1 (corrupt: 1)" in text, text
