@@ -8,8 +8,13 @@ use anyhow::Context;
 use clap::Args;
 use floe::TableIdent;
 use floe::adapters::local;
+use std::collections::BTreeMap;
+
+use anyhow::bail;
 use floe::config::{EngineConfig, FloeToml, TableConfig};
 use floe::pipeline::ingest::{IngestOptions, ingest};
+use floe::ports::{ObjectMeta, Ports};
+use floe::route::Router;
 
 use crate::inputs;
 use crate::progress::{Counters, Progress};
@@ -22,9 +27,11 @@ pub(crate) struct IngestArgs {
     /// Warehouse directory (created if missing); holds catalog.db and the tables.
     #[arg(long)]
     warehouse: PathBuf,
-    /// Destination table, NAMESPACE.NAME.
+    /// Destination table, NAMESPACE.NAME. Without it, each file is routed by the floe.toml's
+    /// `[[table]]` prefixes (and `route_by` values), matched against its path relative to the
+    /// folder it was found under.
     #[arg(long)]
-    table: String,
+    table: Option<String>,
     /// Partition spec for a new table, e.g. "day(event_time),identity(tenant_id)".
     #[arg(long)]
     partition_by: Option<String>,
@@ -64,13 +71,18 @@ pub(crate) struct IngestArgs {
     metrics_json: Option<PathBuf>,
 }
 
+/// The floe.toml given, or ./floe.toml if present.
+fn floe_toml(a: &IngestArgs) -> anyhow::Result<Option<FloeToml>> {
+    Ok(match &a.config {
+        Some(p) => Some(FloeToml::load(p)?),
+        None if std::path::Path::new("floe.toml").exists() => Some(FloeToml::load(std::path::Path::new("floe.toml"))?),
+        None => None,
+    })
+}
+
 /// The table settings: floe.toml (explicit or ./floe.toml), then flags.
 fn table_config(a: &IngestArgs, table: &TableIdent) -> anyhow::Result<TableConfig> {
-    let toml = match &a.config {
-        Some(p) => FloeToml::load(p)?,
-        None if std::path::Path::new("floe.toml").exists() => FloeToml::load(std::path::Path::new("floe.toml"))?,
-        None => FloeToml::default(),
-    };
+    let toml = floe_toml(a)?.unwrap_or_default();
     let mut cfg = toml.table_config(table)?;
     if let Some(p) = &a.partition_by {
         cfg = cfg.with_partition_by(p)?;
@@ -90,15 +102,86 @@ fn table_config(a: &IngestArgs, table: &TableIdent) -> anyhow::Result<TableConfi
     Ok(cfg)
 }
 
+/// Files routed to tables by the floe.toml; the ones no route takes come back on their own.
+async fn routed(
+    a: &IngestArgs,
+    ports: &Ports,
+) -> anyhow::Result<(Vec<(TableConfig, Vec<ObjectMeta>)>, Vec<ObjectMeta>)> {
+    let given = [&a.partition_by, &a.sort_by, &a.dedup_key, &a.compression].iter().any(|o| o.is_some());
+    if given || a.target_file_size_mb.is_some() {
+        bail!(
+            "--partition-by, --sort-by, --dedup-key, --compression and --target-file-size-mb go with --table; without it, set them per table in floe.toml"
+        );
+    }
+    let Some(toml) = floe_toml(a)? else {
+        bail!(
+            "give --table, or a floe.toml (--config or ./floe.toml) whose [[table]] sections have `prefixes` to route by"
+        );
+    };
+    if !toml.tables.iter().any(|t| t.prefixes.as_ref().is_some_and(|p| !p.is_empty())) {
+        bail!("the floe.toml routes nothing (no [[table]] has `prefixes`): give --table");
+    }
+    let router = Router::new(Some(toml), "default.events".parse()?);
+    let mut tables: BTreeMap<TableIdent, (TableConfig, Vec<ObjectMeta>)> = BTreeMap::new();
+    let mut unrouted = vec![];
+    for (path, key) in inputs::keyed(&a.paths)? {
+        let meta = ports.store.head(&local::path_to_uri(&path)).await?;
+        let cfgs = router.route(&key)?;
+        if cfgs.is_empty() {
+            unrouted.push(meta);
+            continue;
+        }
+        for c in cfgs {
+            tables.entry(c.table.clone()).or_insert_with(|| (c, vec![])).1.push(meta.clone());
+        }
+    }
+    Ok((tables.into_values().collect(), unrouted))
+}
+
 pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
-    let table: TableIdent = a.table.parse()?;
-    let cfg = table_config(&a, &table)?;
     let counters = Arc::new(Counters::default());
     let recorder = Arc::new(floe::ports::Recorder::default());
     let ports =
         local::ports(&a.warehouse)?.with_metrics(Arc::new(floe::ports::Tee(counters.clone(), recorder.clone())));
+    let (jobs, unrouted) = match &a.table {
+        Some(t) => {
+            let table: TableIdent = t.parse()?;
+            let cfg = table_config(&a, &table)?;
+            (vec![(cfg, inputs::objects(ports.store.as_ref(), &a.paths).await?)], vec![])
+        }
+        None => routed(&a, &ports).await?,
+    };
+    let mut quarantined = 0;
+    for o in &unrouted {
+        let r = floe::Rejection::new("unrouted", "no [[table]] of the floe.toml has a prefix matching its path");
+        floe::pipeline::write::quarantine(&ports, None, o, &r).await?;
+        eprintln!("  {}: {r}", o.uri);
+        quarantined += 1;
+    }
+    for (cfg, objects) in jobs {
+        quarantined += ingest_one(&a, &ports, &counters, cfg, objects).await?;
+    }
+    if let Some(path) = &a.metrics_json {
+        let json = serde_json::to_string_pretty(&recorder.snapshot())?;
+        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if quarantined == 0 {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("see them again with: floe quarantine list --warehouse {}", a.warehouse.display());
+    Ok(ExitCode::from(2))
+}
+
+/// Ingests `objects` into one table and prints its report; returns the files quarantined.
+async fn ingest_one(
+    a: &IngestArgs,
+    ports: &Ports,
+    counters: &Arc<Counters>,
+    cfg: TableConfig,
+    objects: Vec<ObjectMeta>,
+) -> anyhow::Result<usize> {
+    let table = cfg.table.clone();
     let warehouse = local::warehouse_uri(&a.warehouse)?;
-    let objects = inputs::objects(ports.store.as_ref(), &a.paths).await?;
     let mut opts = IngestOptions {
         batch_objects: a.batch_objects.max(1),
         batch_bytes: a.batch_mb.max(1) << 20,
@@ -107,9 +190,9 @@ pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
     if let Some(w) = a.writers {
         opts.writers = w.max(1);
     }
-    let progress = Progress::start(counters, objects.len() as u64);
+    let progress = Progress::start(counters.clone(), objects.len() as u64);
     let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
-    let report = ingest(&engine, &ports, &cfg, &warehouse, objects, &opts)
+    let report = ingest(&engine, ports, &cfg, &warehouse, objects, &opts)
         .await
         .with_context(|| format!("ingest into {table} failed"))?;
     drop(progress);
@@ -140,19 +223,13 @@ pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if a.compact {
-        crate::compact::compact_table(&ports, &table, &a.compaction).await?;
+        crate::compact::compact_table(ports, &table, &a.compaction).await?;
     }
-    if let Some(path) = &a.metrics_json {
-        let json = serde_json::to_string_pretty(&recorder.snapshot())?;
-        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    if !report.quarantined.is_empty() {
+        eprintln!("{} file(s) quarantined (not committed; every other file landed):", report.quarantined.len());
+        for (uri, r) in &report.quarantined {
+            eprintln!("  {uri}: {r}");
+        }
     }
-    if report.quarantined.is_empty() {
-        return Ok(ExitCode::SUCCESS);
-    }
-    eprintln!("{} file(s) quarantined (not committed; every other file landed):", report.quarantined.len());
-    for (uri, r) in &report.quarantined {
-        eprintln!("  {uri}: {r}");
-    }
-    eprintln!("see them again with: floe quarantine list --warehouse {}", a.warehouse.display());
-    Ok(ExitCode::from(2))
+    Ok(report.quarantined.len())
 }

@@ -56,3 +56,21 @@ pub(crate) async fn objects(store: &dyn ObjectStore, paths: &[PathBuf]) -> anyho
     }
     Ok(out)
 }
+
+/// Each file under `paths` with its routing key: its path relative to the folder argument it
+/// was found under (`/`-separated), or its file name for a file argument.
+pub(crate) fn keyed(paths: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    let mut roots = vec![];
+    for p in paths {
+        let abs = std::path::absolute(p).with_context(|| format!("bad path {}", p.display()))?;
+        roots.push(if abs.is_dir() { abs } else { abs.parent().map(Path::to_path_buf).unwrap_or_default() });
+    }
+    let mut out = vec![];
+    for f in expand(paths)? {
+        let root = roots.iter().filter(|r| f.starts_with(r)).max_by_key(|r| r.as_os_str().len());
+        let rel = root.and_then(|r| f.strip_prefix(r).ok()).unwrap_or(&f);
+        let key = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        out.push((f, key));
+    }
+    Ok(out)
+}

@@ -46,6 +46,8 @@ pub struct TableConfig {
     pub target_file_size: u64,
     /// Table properties set at creation.
     pub properties: BTreeMap<String, String>,
+    /// The rows of each object this table takes, when its prefix's tables split them by value.
+    pub route: Option<crate::route::RowRoute>,
 }
 
 impl TableConfig {
@@ -60,6 +62,7 @@ impl TableConfig {
             compression: DEFAULT_COMPRESSION.to_string(),
             target_file_size: DEFAULT_TARGET_FILE_SIZE,
             properties: BTreeMap::new(),
+            route: None,
         }
     }
 
@@ -376,6 +379,9 @@ pub struct FloeToml {
     /// Tables.
     #[serde(default, rename = "table")]
     pub tables: Vec<TableSection>,
+    /// Where unrouted objects and rows go (see `route`).
+    #[serde(default)]
+    pub routing: crate::route::RoutingSection,
 }
 
 /// One `[[table]]` section (or `[defaults]`); every key is optional.
@@ -386,6 +392,10 @@ pub struct TableSection {
     pub name: Option<String>,
     /// Routing prefixes.
     pub prefixes: Option<Vec<String>>,
+    /// Route rows by this top-level field's value (tables sharing a prefix split its rows).
+    pub route_by: Option<String>,
+    /// The `route_by` values whose rows this table takes (compared as text).
+    pub route_values: Option<Vec<String>>,
     /// Partition spec text.
     pub partition_by: Option<String>,
     /// Sort order text.
@@ -423,6 +433,10 @@ impl FloeToml {
             }
             parsed.table_config(&name.parse()?)?;
         }
+        if parsed.defaults.route_by.is_some() || parsed.defaults.route_values.is_some() {
+            return Err(Error::Config("[defaults] cannot route by value: set `route_by` per table".into()));
+        }
+        crate::route::validate(&parsed)?;
         Ok(parsed)
     }
 

@@ -41,6 +41,7 @@ pub mod fault;
 pub mod message;
 pub mod pipeline;
 pub mod ports;
+pub mod route;
 pub mod sample;
 pub mod table;
 #[cfg(feature = "aws")]

@@ -676,3 +676,109 @@ async fn a_backfill_lands_existing_objects_once_however_often_it_runs() {
         assert!(counts(&ids).values().all(|n| *n == 1));
     }
 }
+
+/// Event ids of Avro files with their `event_type` (an enum symbol).
+fn ids_by_type(files: &[Vec<u8>]) -> Vec<(String, String)> {
+    let mut out = vec![];
+    for bytes in files {
+        for v in apache_avro::Reader::new(&bytes[..]).expect("reader") {
+            let apache_avro::types::Value::Record(fields) = v.expect("record") else { panic!("not a record") };
+            let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).expect("field");
+            let id = match get("event_id") {
+                apache_avro::types::Value::Uuid(u) => u.to_string(),
+                apache_avro::types::Value::String(s) => s,
+                other => panic!("event_id is {other:?}"),
+            };
+            let kind = match get("event_type") {
+                apache_avro::types::Value::Enum(_, s) => s,
+                other => panic!("event_type is {other:?}"),
+            };
+            out.push((id, kind));
+        }
+    }
+    out
+}
+
+/// Routing on moto: a floe.toml in S3 (as FLOE_CONFIG names it) splits one prefix's objects by
+/// `event_type` into three tables and sends another prefix to a fourth; each table is created
+/// by its own create request and committed on its own.
+#[tokio::test]
+async fn a_floe_toml_in_s3_routes_objects_and_rows_to_their_tables() {
+    let env = Env::new(Catalog::DynamoDb).await;
+    let (ingest_url, ingest_arn) = env.queue("ingest").await;
+    env.notify(ingest_arn).await;
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let toml = "[[table]]\nname = \"web.clicks\"\nprefixes = [\"events/\"]\nroute_by = \"event_type\"\nroute_values = [\"CLICK\"]\n\
+        partition_by = \"identity(tenant_id)\"\n\
+        [[table]]\nname = \"web.views\"\nprefixes = [\"events/\"]\nroute_by = \"event_type\"\nroute_values = [\"PAGE_VIEW\", \"SCROLL\"]\n\
+        [[table]]\nname = \"web.rest\"\nprefixes = [\"events/\"]\n\
+        [[table]]\nname = \"ops.audit\"\nprefixes = [\"audit/\"]\n";
+    let config_uri = format!("s3://{}/config/floe.toml", env.bucket("lake"));
+    ports.store.put(&config_uri, bytes::Bytes::from(toml)).await.expect("put floe.toml");
+    let config =
+        floe::adapters::aws::lambda::load_floe_toml(&config_uri, ports.store.as_ref()).await.expect("FLOE_CONFIG");
+    let writer_env = WriterEnv {
+        engine: EngineConfig::default(),
+        router: Router::new(Some(config), "default.events".parse().unwrap()),
+        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
+        dead_letters: None,
+        tables: Default::default(),
+        create_wait: Duration::ZERO,
+    };
+    let spec = EventsSpec { events_per_file: 120, ..Default::default() };
+    let mut events = vec![];
+    let mut audit = vec![];
+    for (i, key) in ["events/a.avro", "events/b.avro", "audit/c.avro", "other/d.avro"].iter().enumerate() {
+        let (bytes, _) = sample::events_file(&spec, 51, i as u64).expect("gen");
+        let put = env.clients.s3.put_object().bucket(env.bucket("landing")).key(*key);
+        put.body(ByteStream::from(bytes.clone())).send().await.expect("put");
+        match i {
+            0 | 1 => events.push(bytes),
+            2 => audit.push(bytes),
+            _ => {}
+        }
+    }
+    let (event, receipts) = env.sqs_event(&ingest_url, 5, Duration::from_secs(20)).await;
+    // First sight of four tables: each asks the committer to create it; the batch fails.
+    let first = handle_writer(&writer_env, &ports, event.clone()).await.expect("writer");
+    assert!(!first.batch_item_failures.is_empty());
+    let mut committer = Committer::new(EngineConfig::default(), ports.clone());
+    let created = committer.run_once(10, Duration::from_secs(30)).await.expect("commit").expect("creates");
+    assert_eq!(
+        created.results.iter().filter(|(_, r)| *r == MessageResult::Created).count(),
+        4,
+        "{:?}",
+        created.results
+    );
+    let again = handle_writer(&writer_env, &ports, event).await.expect("writer");
+    assert!(again.batch_item_failures.is_empty(), "{:?}", again.batch_item_failures);
+    env.delete_all(&ingest_url, &receipts).await;
+    while committer.run_once(10, Duration::from_secs(30)).await.expect("commit").is_some() {}
+
+    let rows = ids_by_type(&events);
+    let pick = |kinds: &[&str], keep: bool| -> Vec<String> {
+        let mut v: Vec<String> =
+            rows.iter().filter(|(_, k)| kinds.contains(&k.as_str()) == keep).map(|(id, _)| id.clone()).collect();
+        v.sort();
+        v
+    };
+    let want = [
+        ("web.clicks", pick(&["CLICK"], true)),
+        ("web.views", pick(&["PAGE_VIEW", "SCROLL"], true)),
+        ("web.rest", pick(&["CLICK", "PAGE_VIEW", "SCROLL"], false)),
+        ("ops.audit", {
+            let mut v: Vec<String> = ids_by_type(&audit).into_iter().map(|(id, _)| id).collect();
+            v.sort();
+            v
+        }),
+    ];
+    for (table, ids) in want {
+        let mut got = contents(&ports, &table.parse().unwrap()).await.event_ids();
+        got.sort();
+        assert!(!ids.is_empty(), "{table}: the sample has rows for it");
+        assert_eq!(got, ids, "{table}: exactly its rows, once");
+    }
+    let q = ports.ledger.quarantined().await.expect("quarantine");
+    assert_eq!(q.len(), 1, "{q:?}");
+    assert!(q[0].uri.ends_with("other/d.avro") && q[0].rejection.kind == "unrouted", "{:?}", q[0]);
+}

@@ -397,3 +397,36 @@ async fn a_create_request_for_another_place_is_poison() {
         assert!(h.ports.pointer.load(&request.table).await.unwrap().is_none());
     }
 }
+
+#[tokio::test]
+async fn one_tables_lock_contention_never_holds_up_another_table() {
+    let h = Harness::new();
+    let inputs = h.events("in", 2, 50, 41, 0.0).await;
+    for (name, input) in ["routed.one", "routed.two"].iter().zip(&inputs) {
+        let cfg = events_table(name);
+        let (state, _) =
+            ensure_table(&h.ports, &h.engine, &cfg, &h.warehouse, std::slice::from_ref(input)).await.unwrap();
+        let t = WriterTable::from_metadata(&cfg.table, &state.metadata).unwrap();
+        write(&h.engine, &h.ports, &t, vec![input.clone()]).await.unwrap();
+    }
+    // Another committer holds routed.one's lock for as long as this one will wait.
+    let held =
+        h.ports.lock.try_acquire("floe-committer/routed.one", "another", Duration::from_secs(600)).await.unwrap();
+    assert!(held.is_some());
+    let mut engine = h.engine.clone();
+    engine.lock_wait = Duration::from_millis(300);
+    let mut committer = Committer::new(engine, h.ports.clone());
+    let msgs = drain(&h.ports).await;
+    let out = committer.commit(&msgs).await;
+    let by_table: Vec<(String, bool, bool)> = msgs
+        .iter()
+        .map(|m| {
+            let r = &out.results.iter().find(|(id, _)| *id == m.id).unwrap().1;
+            let table = if m.body.contains("routed.one") { "one" } else { "two" };
+            (table.to_string(), matches!(r, MessageResult::Contended), matches!(r, MessageResult::Committed { .. }))
+        })
+        .collect();
+    assert!(by_table.contains(&("one".into(), true, false)), "{by_table:?}");
+    assert!(by_table.contains(&("two".into(), false, true)), "{by_table:?}");
+    assert_eq!(contents(&h.ports, &"routed.two".parse().unwrap()).await.rows(), 50);
+}

@@ -130,7 +130,8 @@ pub async fn ingest(
         Err(e) => return Err(e),
     };
     report.created = created;
-    let table = Arc::new(WriterTable::from_metadata(&table_cfg.table, &state.metadata)?);
+    let table =
+        Arc::new(WriterTable::from_metadata(&table_cfg.table, &state.metadata)?).with_route(table_cfg.route.clone());
 
     // The committer runs alongside the writers and stops once they are done and the queue is empty.
     let writers_done = Arc::new(AtomicBool::new(false));

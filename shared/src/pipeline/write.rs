@@ -99,10 +99,15 @@ fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> R
         parquet::arrow_schema(&evolution.schema).map_err(schema_rejection)?
     };
     let how = conform::Match::Name(&evolution.names);
-    let batches = batches
+    let mut batches: Vec<RecordBatch> = batches
         .iter()
         .map(|b| conform::conform_batch_with(b, &target, how).map_err(schema_rejection))
         .collect::<Result<_, _>>()?;
+    if let Some(route) = &table.route {
+        // Routing by value: this table takes only its rows of the object.
+        let why = |e: Error| Rejection::new("schema", format!("routing by {route}: {e}"));
+        batches = batches.iter().map(|b| route.filter(b).map_err(why)).collect::<Result<_, _>>()?;
+    }
     Ok(ReadObject { batches, evolution: Box::new(evolution) })
 }
 

@@ -64,6 +64,8 @@ pub struct WriterTable {
     pub history: Vec<SchemaRef>,
     /// Partition field names of every spec the table has had (no column may take one).
     pub partition_names: HashSet<String>,
+    /// The rows of each object this table takes (routing by value); all when `None`.
+    pub route: Option<crate::route::RowRoute>,
 }
 
 impl WriterTable {
@@ -107,6 +109,7 @@ impl WriterTable {
                 .unwrap_or(DEFAULT_TARGET_FILE_SIZE),
             last_column_id: m.last_column_id(),
             partition_names: m.partition_specs_iter().flat_map(|s| s.fields().iter().map(|f| f.name.clone())).collect(),
+            route: None,
             history: {
                 let mut h: Vec<SchemaRef> =
                     m.schemas_iter().filter(|s| s.schema_id() != m.current_schema_id()).cloned().collect();
@@ -114,6 +117,14 @@ impl WriterTable {
                 h
             },
         })
+    }
+
+    /// This view taking only the rows `route` selects (the view itself when `None`).
+    pub fn with_route(self: Arc<Self>, route: Option<crate::route::RowRoute>) -> Arc<Self> {
+        match route {
+            None => self,
+            Some(r) => Arc::new(WriterTable { route: Some(r), ..self.as_ref().clone() }),
+        }
     }
 
     /// What schema evolution may not change: the key columns (partition sources, sort and

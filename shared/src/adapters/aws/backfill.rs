@@ -37,7 +37,7 @@ pub async fn objects(store: &dyn ObjectStore, b: &Backfill) -> Result<Vec<Source
     if let Some((table, router)) = &b.only {
         let mut kept = vec![];
         for o in listed {
-            if router.route(&o.uri)?.is_some_and(|c| c.table == *table) {
+            if router.route(&o.uri)?.iter().any(|c| c.table == *table) {
                 kept.push(o);
             }
         }

@@ -111,37 +111,7 @@ pub fn writer_input(payload: &serde_json::Value) -> Result<WriterInput> {
     }
 }
 
-/// Table routing: `floe.toml` prefixes (longest wins), or one default table.
-#[derive(Debug, Clone)]
-pub struct Router {
-    config: Option<FloeToml>,
-    default_table: TableIdent,
-}
-
-impl Router {
-    /// Routes with `config` if given, else everything to `default_table`.
-    pub fn new(config: Option<FloeToml>, default_table: TableIdent) -> Self {
-        Router { config, default_table }
-    }
-
-    /// The table settings for an object key, or `None` if no configured prefix matches.
-    pub fn route(&self, uri: &str) -> Result<Option<TableConfig>> {
-        let Some(cfg) = &self.config else {
-            return Ok(Some(TableConfig::new(self.default_table.clone())));
-        };
-        let key = uri.strip_prefix("s3://").and_then(|r| r.split_once('/')).map_or(uri, |(_, k)| k);
-        let best = cfg
-            .tables
-            .iter()
-            .flat_map(|t| t.prefixes.iter().flatten().map(move |p| (p, t)))
-            .filter(|(p, _)| key.starts_with(p.as_str()))
-            .max_by_key(|(p, _)| p.len());
-        match best {
-            Some((_, t)) => Ok(Some(cfg.table_config(&t.name.clone().unwrap_or_default().parse()?)?)),
-            None => Ok(None),
-        }
-    }
-}
+pub use crate::route::Router;
 
 /// An object routed to a table, with the SQS message that named it (`None`: a direct event).
 type Routed = (Option<String>, ObjectMeta);
@@ -217,20 +187,23 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
                     }
                 }
             }
-            match env.router.route(&o.uri)? {
-                Some(cfg) => by_table.entry(cfg.table.clone()).or_insert_with(|| (cfg, vec![])).1.push((id.clone(), o)),
-                None => {
-                    let r = crate::Rejection::new("unrouted", "no table in FLOE_CONFIG has a prefix matching this key");
-                    quarantine(ports, None, &o, &r).await?;
-                    refused.push((None, o, r));
-                }
+            let tables = env.router.route(&o.uri)?;
+            if tables.is_empty() {
+                let r = crate::Rejection::new("unrouted", "no table in FLOE_CONFIG has a prefix matching this key");
+                quarantine(ports, None, &o, &r).await?;
+                refused.push((None, o, r));
+                continue;
+            }
+            // Each table of the object's group takes its rows in a writer batch of its own.
+            for cfg in tables {
+                by_table.entry(cfg.table.clone()).or_insert_with(|| (cfg, vec![])).1.push((id.clone(), o.clone()));
             }
         }
     }
     for (table, (cfg, items)) in by_table {
         let objects: Vec<ObjectMeta> = items.iter().map(|(_, o)| o.clone()).collect();
         let outcome = async {
-            let wt = writer_table(env, ports, &cfg, &objects).await?;
+            let wt = writer_table(env, ports, &cfg, &objects).await?.with_route(cfg.route.clone());
             write(&env.engine, ports, &wt, objects.clone()).await
         }
         .await;

@@ -1,0 +1,319 @@
+//! Routing: which tables a source object goes to, and which of its rows each one takes.
+//!
+//! A `floe.toml` names tables with key `prefixes`; an object goes to the tables of its longest
+//! matching prefix (its *group*). Within a group, tables may split the rows by a field's value
+//! (`route_by = "event_type"`, `route_values = ["click"]`): each such table takes the rows whose
+//! value (as text) it lists, and the rows no table lists (or with no value) go to the group's
+//! catch-all table (one with no `route_by`), or else to `[routing] default_table`. An object no
+//! prefix matches is quarantined (kind `unrouted`), or goes to the default table with
+//! `[routing] unmatched = "default"`. Every row has exactly one destination; configurations
+//! where one could have none or two are refused when the file is read.
+//!
+//! Each table is written and committed on its own (its own writer batch, ledger entries, lock
+//! and snapshots), so one table's contention or poison never holds up another's.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use arrow_array::{Array, BooleanArray, RecordBatch, StringArray};
+use serde::Deserialize;
+
+use crate::config::{FloeToml, TableConfig};
+use crate::{Error, Result, TableIdent};
+
+/// `[routing]` in `floe.toml`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSection {
+    /// What happens to objects no prefix matches: `quarantine` (the default) or `default`.
+    pub unmatched: Option<String>,
+    /// The table for unmatched objects (with `unmatched = "default"`) and for rows no
+    /// value route of their group takes when the group has no catch-all table.
+    pub default_table: Option<String>,
+}
+
+/// The rows one table takes from an object of its group: those whose `column` (as text) is in
+/// `values`, or, for a catch-all, those whose value is in none of its siblings' lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowRoute {
+    /// The top-level column routed on.
+    pub column: String,
+    /// The values.
+    pub values: BTreeSet<String>,
+    /// Take the rows whose value is *not* in `values` (and those with no value).
+    pub others: bool,
+}
+
+impl RowRoute {
+    /// The rows of `batch` this table takes.
+    pub fn filter(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let keep: BooleanArray = match batch.column_by_name(&self.column) {
+            None => std::iter::repeat_n(Some(self.others), batch.num_rows()).collect(),
+            Some(col) => {
+                let text = arrow_cast::cast(col, &arrow_schema::DataType::Utf8)?;
+                let text = text.as_any().downcast_ref::<StringArray>().expect("cast to Utf8");
+                text.iter().map(|v| Some(v.is_some_and(|v| self.values.contains(v)) != self.others)).collect()
+            }
+        };
+        Ok(arrow_select::filter::filter_record_batch(batch, &keep)?)
+    }
+}
+
+impl std::fmt::Display for RowRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let values = self.values.iter().cloned().collect::<Vec<_>>().join(", ");
+        if self.others {
+            write!(f, "{} not in [{values}]", self.column)
+        } else {
+            write!(f, "{} in [{values}]", self.column)
+        }
+    }
+}
+
+/// Where objects go: `floe.toml`'s routes, or everything to one default table.
+#[derive(Debug, Clone)]
+pub struct Router {
+    config: Option<Arc<FloeToml>>,
+    default_table: TableIdent,
+}
+
+impl Router {
+    /// Routes with `config` if given, else everything to `default_table` (which
+    /// `[routing] default_table` overrides).
+    pub fn new(config: Option<FloeToml>, default_table: TableIdent) -> Self {
+        let default_table = config
+            .as_ref()
+            .and_then(|c| c.routing.default_table.as_ref())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(default_table);
+        Router { config: config.map(Arc::new), default_table }
+    }
+
+    /// The tables an object with this key (an `s3://bucket/key` URI, or a key) goes to, each
+    /// with the rows it takes; empty if none (the object is to be quarantined as unrouted).
+    pub fn route(&self, uri: &str) -> Result<Vec<TableConfig>> {
+        let Some(cfg) = &self.config else {
+            return Ok(vec![TableConfig::new(self.default_table.clone())]);
+        };
+        let key = uri.strip_prefix("s3://").and_then(|r| r.split_once('/')).map_or(uri, |(_, k)| k);
+        let best = cfg.tables.iter().flat_map(|t| t.prefixes.iter().flatten()).filter(|p| key.starts_with(p.as_str()));
+        let Some(prefix) = best.max_by_key(|p| p.len()) else {
+            return match cfg.routing.unmatched.as_deref() {
+                Some("default") => Ok(vec![cfg.table_config(&self.default_table)?]),
+                _ => Ok(vec![]),
+            };
+        };
+        self.group(cfg, prefix)
+    }
+
+    fn group(&self, cfg: &FloeToml, prefix: &str) -> Result<Vec<TableConfig>> {
+        let members: Vec<_> = cfg.tables.iter().filter(|t| t.prefixes.iter().flatten().any(|p| p == prefix)).collect();
+        let routed: Vec<_> = members.iter().filter(|t| t.route_by.is_some()).collect();
+        let mut out = vec![];
+        let mut taken = BTreeSet::new();
+        for t in &routed {
+            let mut c = cfg.table_config(&name_of(t)?)?;
+            let values: BTreeSet<String> = t.route_values.iter().flatten().cloned().collect();
+            taken.extend(values.iter().cloned());
+            c.route = Some(RowRoute { column: t.route_by.clone().unwrap_or_default(), values, others: false });
+            out.push(c);
+        }
+        let catch_all = members.iter().find(|t| t.route_by.is_none());
+        let rest = match catch_all {
+            Some(t) => Some(cfg.table_config(&name_of(t)?)?),
+            None if routed.is_empty() => None,
+            None => Some(cfg.table_config(&self.default_table)?),
+        };
+        if let Some(mut c) = rest {
+            if let Some(first) = routed.first() {
+                let column = first.route_by.clone().unwrap_or_default();
+                c.route = Some(RowRoute { column, values: taken, others: true });
+            }
+            out.push(c);
+        }
+        Ok(out)
+    }
+}
+
+fn name_of(t: &crate::config::TableSection) -> Result<TableIdent> {
+    t.name.as_deref().ok_or_else(|| Error::Config("a [[table]] has no `name`".into()))?.parse()
+}
+
+/// Checks `floe.toml`'s routes: every row of every object has exactly one destination.
+pub fn validate(cfg: &FloeToml) -> Result<()> {
+    match cfg.routing.unmatched.as_deref() {
+        None | Some("quarantine") => {}
+        Some("default") if cfg.routing.default_table.is_some() => {}
+        Some("default") => {
+            return Err(Error::Config("[routing] unmatched = \"default\" needs a `default_table`".into()));
+        }
+        Some(other) => {
+            return Err(Error::Config(format!("[routing] unmatched is `quarantine` or `default`, not `{other}`")));
+        }
+    }
+    if let Some(t) = &cfg.routing.default_table {
+        t.parse::<TableIdent>().map_err(|e| Error::Config(format!("[routing] default_table: {e}")))?;
+    }
+    let mut groups: BTreeMap<&str, Vec<&crate::config::TableSection>> = BTreeMap::new();
+    for t in &cfg.tables {
+        let name = t.name.as_deref().unwrap_or_default();
+        match (&t.route_by, &t.route_values) {
+            (Some(_), None) => {
+                return Err(Error::Config(format!("table `{name}` has `route_by` but no `route_values`")));
+            }
+            (None, Some(_)) => {
+                return Err(Error::Config(format!("table `{name}` has `route_values` but no `route_by`")));
+            }
+            (Some(_), Some(v)) if v.is_empty() => {
+                return Err(Error::Config(format!("table `{name}` has an empty `route_values`")));
+            }
+            (Some(_), Some(_)) if t.prefixes.as_ref().is_none_or(Vec::is_empty) => {
+                return Err(Error::Config(format!("table `{name}` routes by value but has no `prefixes`")));
+            }
+            _ => {}
+        }
+        for p in t.prefixes.iter().flatten() {
+            groups.entry(p.as_str()).or_default().push(t);
+        }
+    }
+    for (prefix, members) in groups {
+        check_group(cfg, prefix, &members)?;
+    }
+    Ok(())
+}
+
+fn check_group(cfg: &FloeToml, prefix: &str, members: &[&crate::config::TableSection]) -> Result<()> {
+    let name = |t: &crate::config::TableSection| t.name.clone().unwrap_or_default();
+    let catch_alls: Vec<String> = members.iter().filter(|t| t.route_by.is_none()).map(|t| name(t)).collect();
+    let routed: Vec<_> = members.iter().filter(|t| t.route_by.is_some()).collect();
+    if catch_alls.len() > 1 {
+        let why = format!("prefix `{prefix}` goes to several tables ({}) without `route_by`", catch_alls.join(", "));
+        return Err(Error::Config(format!("{why}: each object would land in all of them")));
+    }
+    let columns: BTreeSet<&str> = routed.iter().filter_map(|t| t.route_by.as_deref()).collect();
+    if columns.len() > 1 {
+        let cols = columns.into_iter().collect::<Vec<_>>().join(", ");
+        return Err(Error::Config(format!("prefix `{prefix}` routes by several fields ({cols}); use one")));
+    }
+    let mut owner: BTreeMap<&str, String> = BTreeMap::new();
+    for t in &routed {
+        for v in t.route_values.iter().flatten() {
+            if let Some(other) = owner.insert(v, name(t)) {
+                return Err(Error::Config(format!(
+                    "value `{v}` of prefix `{prefix}` is routed to both `{other}` and `{}`",
+                    name(t)
+                )));
+            }
+        }
+    }
+    if !routed.is_empty() && catch_alls.is_empty() && cfg.routing.default_table.is_none() {
+        return Err(Error::Config(format!(
+            "prefix `{prefix}` routes rows by value, but rows with other values would have nowhere to go: \
+             add a table with this prefix and no `route_by`, or set [routing] default_table"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    const TOML: &str = r#"
+[routing]
+default_table = "raw.other"
+
+[[table]]
+name = "web.clicks"
+prefixes = ["events/"]
+route_by = "event_type"
+route_values = ["click", "tap"]
+
+[[table]]
+name = "web.views"
+prefixes = ["events/"]
+route_by = "event_type"
+route_values = ["view"]
+
+[[table]]
+name = "web.audit"
+prefixes = ["events/audit/"]
+"#;
+
+    fn names(cfgs: &[TableConfig]) -> Vec<String> {
+        cfgs.iter().map(|c| format!("{} {}", c.table, c.route.as_ref().map_or("*".into(), |r| r.to_string()))).collect()
+    }
+
+    #[test]
+    fn objects_go_to_their_longest_prefix_and_rows_by_value() {
+        let router = Router::new(Some(FloeToml::parse(TOML).unwrap()), "default.events".parse().unwrap());
+        assert_eq!(
+            names(&router.route("s3://landing/events/2026/a.avro").unwrap()),
+            [
+                "web.clicks event_type in [click, tap]",
+                "web.views event_type in [view]",
+                "raw.other event_type not in [click, tap, view]"
+            ]
+        );
+        assert_eq!(names(&router.route("s3://landing/events/audit/a.avro").unwrap()), ["web.audit *"]);
+        assert!(router.route("s3://landing/logs/a.avro").unwrap().is_empty(), "unmatched: quarantined");
+        let all = FloeToml::parse(&format!("{TOML}\n")).unwrap();
+        let mut all = all;
+        all.routing.unmatched = Some("default".into());
+        let router = Router::new(Some(all), "default.events".parse().unwrap());
+        assert_eq!(names(&router.route("s3://landing/logs/a.avro").unwrap()), ["raw.other *"]);
+    }
+
+    #[test]
+    fn every_row_goes_to_exactly_one_table() {
+        let router = Router::new(Some(FloeToml::parse(TOML).unwrap()), "default.events".parse().unwrap());
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("event_type", DataType::Utf8, true),
+        ]));
+        let kinds = vec![Some("click"), Some("view"), None, Some("scroll"), Some("tap"), Some("click")];
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![Arc::new(Int64Array::from_iter_values(0..6)), Arc::new(StringArray::from(kinds))],
+        )
+        .unwrap();
+        let mut seen = vec![];
+        for c in router.route("events/x.avro").unwrap() {
+            let rows = c.route.unwrap().filter(&batch).unwrap();
+            let ids = rows.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            seen.push((c.table.to_string(), ids.values().to_vec()));
+        }
+        assert_eq!(
+            seen,
+            [("web.clicks".into(), vec![0, 4, 5]), ("web.views".into(), vec![1]), ("raw.other".into(), vec![2, 3])]
+        );
+    }
+
+    #[test]
+    fn routes_that_lose_or_double_rows_are_refused() {
+        let bad = [
+            ("[[table]]\nname='a.a'\nprefixes=['e/']\nroute_by='k'\nroute_values=['x']\n", "nowhere to go"),
+            ("[[table]]\nname='a.a'\nprefixes=['e/']\n[[table]]\nname='a.b'\nprefixes=['e/']\n", "land in all of them"),
+            (
+                "[[table]]\nname='a.a'\nprefixes=['e/']\nroute_by='k'\nroute_values=['x']\n[[table]]\nname='a.b'\nprefixes=['e/']\nroute_by='k'\nroute_values=['x']\n[[table]]\nname='a.c'\nprefixes=['e/']\n",
+                "routed to both",
+            ),
+            (
+                "[[table]]\nname='a.a'\nprefixes=['e/']\nroute_by='k'\nroute_values=['x']\n[[table]]\nname='a.b'\nprefixes=['e/']\nroute_by='j'\nroute_values=['y']\n[[table]]\nname='a.c'\nprefixes=['e/']\n",
+                "several fields",
+            ),
+            ("[[table]]\nname='a.a'\nprefixes=['e/']\nroute_by='k'\n", "no `route_values`"),
+            ("[routing]\nunmatched='default'\n", "needs a `default_table`"),
+            ("[routing]\nunmatched='drop'\n", "not `drop`"),
+        ];
+        for (toml, why) in bad {
+            let e = FloeToml::parse(toml).unwrap_err().to_string();
+            assert!(e.contains(why), "{toml}: {e}");
+        }
+    }
+}
