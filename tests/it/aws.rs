@@ -677,6 +677,28 @@ async fn a_backfill_lands_existing_objects_once_however_often_it_runs() {
     }
 }
 
+/// PyIceberg's DynamoDB catalog on the emulator reads exactly the event ids `ids` from `table`.
+fn pyiceberg_event_ids(catalog_table: &str, table: &str, ids: &[String]) {
+    let file = std::env::temp_dir().join(format!("floe-ids-{}.txt", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&file, ids.join("\n")).expect("write ids");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf();
+    let python =
+        std::env::var("FLOE_TEST_PYTHON").unwrap_or_else(|_| root.join(".venv/bin/python").display().to_string());
+    let out = std::process::Command::new(python)
+        .arg(root.join("tests/python/check_aws_catalog.py"))
+        .args(["--catalog", "dynamodb", "--catalog-table", catalog_table, "--table", table])
+        .arg("--ids-file")
+        .arg(&file)
+        .output()
+        .expect("run the PyIceberg check (python from .venv)");
+    assert!(
+        out.status.success(),
+        "PyIceberg check of {table} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Event ids of Avro files with their `event_type` (an enum symbol).
 fn ids_by_type(files: &[Vec<u8>]) -> Vec<(String, String)> {
     let mut out = vec![];
@@ -777,6 +799,7 @@ async fn a_floe_toml_in_s3_routes_objects_and_rows_to_their_tables() {
         got.sort();
         assert!(!ids.is_empty(), "{table}: the sample has rows for it");
         assert_eq!(got, ids, "{table}: exactly its rows, once");
+        pyiceberg_event_ids(&env.settings.catalog_table, table, &ids);
     }
     let q = ports.ledger.quarantined().await.expect("quarantine");
     assert_eq!(q.len(), 1, "{q:?}");

@@ -113,3 +113,18 @@ def test_routes_that_could_lose_rows_are_refused_before_anything_lands(tmp_path)
     out = floe("ingest", tmp_path / "in", "--warehouse", tmp_path / "wh", "--config", tmp_path / "floe.toml", expect=1)
     assert "nowhere to go" in out.stderr, out.stderr
     assert not [p for p in (tmp_path / "wh").glob("*.db") if p.is_dir()], "no table was created"
+
+
+def test_the_example_floe_toml_is_valid_and_routes_as_it_says(tmp_path):
+    # The shipped example parses (floe refuses a bad one before reading any file) and splits
+    # rows as its comments say; generated events carry every event_type.
+    floe("gen", "--out", tmp_path / "in" / "events", "--files", 2, "--events-per-file", 300)
+    wh = tmp_path / "wh"
+    floe("ingest", tmp_path / "in", "--warehouse", wh, "--config", ROOT / "floe.toml.example")
+    cat = SqlCatalog("floe", uri=f"sqlite:///{wh}/catalog.db", warehouse=f"file://{wh}")
+    kinds = {
+        name: set(cat.load_table(name).scan().to_arrow().column("event_type").to_pylist())
+        for name in ["web.events", "web.purchases", "web.errors"]
+    }
+    assert kinds["web.purchases"] == {"PURCHASE", "ADD_TO_CART"} and kinds["web.errors"] == {"ERROR"}, kinds
+    assert kinds["web.events"] and not kinds["web.events"] & {"PURCHASE", "ADD_TO_CART", "ERROR"}, kinds
