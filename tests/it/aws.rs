@@ -346,26 +346,8 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     }
 
     // The independent reader: PyIceberg's catalog of the same kind, pointed at the same emulator.
-    let ids_file = std::env::temp_dir().join(format!("floe-ids-{}.txt", env.suffix));
-    std::fs::write(&ids_file, ids.join("\n")).expect("write ids");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf();
-    let python =
-        std::env::var("FLOE_TEST_PYTHON").unwrap_or_else(|_| root.join(".venv/bin/python").display().to_string());
-    let out = std::process::Command::new(python)
-        .arg(root.join("tests/python/check_aws_catalog.py"))
-        .args(["--catalog", if glue { "glue" } else { "dynamodb" }])
-        .args(["--catalog-table", &env.settings.catalog_table, "--table", &table_name])
-        .arg("--ids-file")
-        .arg(&ids_file)
-        .output()
-        .expect("run the PyIceberg check (python from .venv)");
-    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
-    assert!(
-        out.status.success(),
-        "PyIceberg check failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let kind = if glue { "glue" } else { "dynamodb" };
+    pyiceberg_check(kind, &env.settings.catalog_table, &table_name, "--ids-file", &ids.join("\n"));
 }
 
 #[tokio::test]
@@ -677,20 +659,22 @@ async fn a_backfill_lands_existing_objects_once_however_often_it_runs() {
     }
 }
 
-/// PyIceberg's DynamoDB catalog on the emulator reads exactly the event ids `ids` from `table`.
-fn pyiceberg_event_ids(catalog_table: &str, table: &str, ids: &[String]) {
-    let file = std::env::temp_dir().join(format!("floe-ids-{}.txt", uuid::Uuid::new_v4().simple()));
-    std::fs::write(&file, ids.join("\n")).expect("write ids");
+/// Runs `tests/python/check_aws_catalog.py`: PyIceberg's `kind` catalog on the emulator loads
+/// `table` and compares it with `expected`, written to a file passed as `flag` (`--ids-file`:
+/// event ids, one a line; `--rows-file`: JSON rows, one a line). Fails the test with its output.
+pub(crate) fn pyiceberg_check(kind: &str, catalog_table: &str, table: &str, flag: &str, expected: &str) {
+    let file = std::env::temp_dir().join(format!("floe-expected-{}.txt", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&file, expected).expect("write the expected values");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf();
     let python =
         std::env::var("FLOE_TEST_PYTHON").unwrap_or_else(|_| root.join(".venv/bin/python").display().to_string());
     let out = std::process::Command::new(python)
         .arg(root.join("tests/python/check_aws_catalog.py"))
-        .args(["--catalog", "dynamodb", "--catalog-table", catalog_table, "--table", table])
-        .arg("--ids-file")
+        .args(["--catalog", kind, "--catalog-table", catalog_table, "--table", table, flag])
         .arg(&file)
         .output()
         .expect("run the PyIceberg check (python from .venv)");
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
     assert!(
         out.status.success(),
         "PyIceberg check of {table} failed:\n{}\n{}",
@@ -799,7 +783,7 @@ async fn a_floe_toml_in_s3_routes_objects_and_rows_to_their_tables() {
         got.sort();
         assert!(!ids.is_empty(), "{table}: the sample has rows for it");
         assert_eq!(got, ids, "{table}: exactly its rows, once");
-        pyiceberg_event_ids(&env.settings.catalog_table, table, &ids);
+        pyiceberg_check("dynamodb", &env.settings.catalog_table, table, "--ids-file", &ids.join("\n"));
     }
     let q = ports.ledger.quarantined().await.expect("quarantine");
     assert_eq!(q.len(), 1, "{q:?}");
