@@ -122,7 +122,8 @@ async fn routed(
         bail!("the floe.toml routes nothing (no [[table]] has `prefixes`): give --table");
     }
     let router = Router::new(Some(toml), "default.events".parse()?);
-    let mut tables: BTreeMap<TableIdent, (TableConfig, Vec<ObjectMeta>)> = BTreeMap::new();
+    // By table and route: a table may take whole objects of one prefix and some rows of another's.
+    let mut tables: BTreeMap<(TableIdent, Option<String>), (TableConfig, Vec<ObjectMeta>)> = BTreeMap::new();
     let mut unrouted = vec![];
     for (path, key) in inputs::keyed(&a.paths)? {
         let meta = ports.store.head(&local::path_to_uri(&path)).await?;
@@ -132,7 +133,8 @@ async fn routed(
             continue;
         }
         for c in cfgs {
-            tables.entry(c.table.clone()).or_insert_with(|| (c, vec![])).1.push(meta.clone());
+            let key = (c.table.clone(), c.route.as_ref().map(ToString::to_string));
+            tables.entry(key).or_insert_with(|| (c, vec![])).1.push(meta.clone());
         }
     }
     Ok((tables.into_values().collect(), unrouted))

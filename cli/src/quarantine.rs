@@ -52,6 +52,11 @@ pub(crate) struct ReplayArgs {
     /// Show what would be replayed, and change nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Table configuration (default: ./floe.toml if present), embedded mode: new tables get
+    /// their settings, and an object of a prefix whose tables split its rows by value goes
+    /// back to every table of the prefix, each taking its own rows.
+    #[arg(long)]
+    config: Option<PathBuf>,
 }
 
 pub(crate) async fn run(cmd: QuarantineCommand) -> anyhow::Result<ExitCode> {
@@ -113,15 +118,16 @@ async fn replay_cmd(a: &ReplayArgs) -> anyhow::Result<ExitCode> {
             }
             let warehouse = local::warehouse_uri(dir)?;
             let opts = IngestOptions::default();
-            let r = replay(
-                &EngineConfig::from_lookup(|k| std::env::var(k).ok())?,
-                &ports,
-                &warehouse,
-                &records,
-                table.as_ref(),
-                &opts,
-            )
-            .await?;
+            let toml = match &a.config {
+                Some(p) => Some(floe::config::FloeToml::load(p)?),
+                None if std::path::Path::new("floe.toml").exists() => {
+                    Some(floe::config::FloeToml::load(std::path::Path::new("floe.toml"))?)
+                }
+                None => None,
+            };
+            let router = floe::route::Router::new(toml, "default.events".parse()?);
+            let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
+            let r = replay(&engine, &ports, &warehouse, &records, table.as_ref(), &router, &opts).await?;
             for u in &r.landed {
                 println!("landed\t{u}");
             }

@@ -134,7 +134,8 @@ async fn report(
         debt.sort_by_key(|r| std::cmp::Reverse((r.debt.tasks, r.debt.small)));
         out.tables.push(TableReport { table: t.to_string(), status, debt });
     }
-    for q in ports.ledger.quarantined().await? {
+    // Those not committed since (as `floe quarantine list` shows them).
+    for q in floe::pipeline::quarantine::outstanding(ports.ledger.as_ref()).await? {
         out.quarantined.total += 1;
         *out.quarantined.by_table.entry(q.table.unwrap_or_else(|| "(unrouted)".into())).or_default() += 1;
         *out.quarantined.by_kind.entry(q.rejection.kind).or_default() += 1;

@@ -26,12 +26,17 @@ pub(crate) struct QueueDepth {
     pub oldest_age_s: Option<f64>,
 }
 
-/// The tables the deployment routes to: every table FLOE_CONFIG names, and FLOE_DEFAULT_TABLE.
+/// The tables the deployment routes to: every table FLOE_CONFIG names (its `[[table]]`s and
+/// `[routing] default_table`), and FLOE_DEFAULT_TABLE.
 pub(crate) async fn aws_tables(store: &dyn ObjectStore) -> anyhow::Result<Vec<TableIdent>> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let mut out: Vec<TableIdent> = vec![];
     if let Some(loc) = var("FLOE_CONFIG") {
-        for t in load_floe_toml(&loc, store).await?.tables {
+        let cfg = load_floe_toml(&loc, store).await?;
+        if let Some(t) = &cfg.routing.default_table {
+            out.push(t.parse()?);
+        }
+        for t in cfg.tables {
             if let Some(name) = t.name {
                 out.push(name.parse()?);
             }

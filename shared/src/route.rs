@@ -48,7 +48,11 @@ impl RowRoute {
     /// The rows of `batch` this table takes.
     pub fn filter(&self, batch: &RecordBatch) -> Result<RecordBatch> {
         let keep: BooleanArray = match batch.column_by_name(&self.column) {
-            None => std::iter::repeat_n(Some(self.others), batch.num_rows()).collect(),
+            None => {
+                // An object without the field: its rows have no value (the catch-all's).
+                tracing::warn!(column = %self.column, "the route_by field is not in the object; its rows have no value to route by");
+                std::iter::repeat_n(Some(self.others), batch.num_rows()).collect()
+            }
             Some(col) => {
                 let text = arrow_cast::cast(col, &arrow_schema::DataType::Utf8)?;
                 let text = text.as_any().downcast_ref::<StringArray>().expect("cast to Utf8");
@@ -104,6 +108,43 @@ impl Router {
             };
         };
         self.group(cfg, prefix)
+    }
+
+    /// Whether any object could be routed to `table`.
+    pub fn reaches(&self, table: &TableIdent) -> bool {
+        let Some(cfg) = &self.config else { return *table == self.default_table };
+        let named = cfg.tables.iter().any(|t| t.name.as_deref() == Some(&table.to_string()) && t.prefixes.is_some());
+        let fallback = *table == self.default_table
+            && (cfg.routing.unmatched.as_deref() == Some("default") || cfg.tables.iter().any(|t| t.route_by.is_some()));
+        named || fallback
+    }
+
+    /// A table's settings (from `floe.toml` if any), taking every row.
+    pub fn settings(&self, table: &TableIdent) -> Result<TableConfig> {
+        match &self.config {
+            Some(cfg) => cfg.table_config(table),
+            None => Ok(TableConfig::new(table.clone())),
+        }
+    }
+
+    /// Where an object bound for `table` (a quarantine record's) is to be written again, each
+    /// table with the rows it takes: the group of the longest of the prefixes that can send
+    /// objects to `table` (its own, or those of the groups it is the default table of) that
+    /// `uri` contains, so that every table of the group gets its rows and `table` only its own.
+    pub fn tables_of(&self, table: &TableIdent, uri: &str) -> Result<Vec<TableConfig>> {
+        let Some(cfg) = &self.config else { return Ok(vec![TableConfig::new(table.clone())]) };
+        let mut best: Option<&str> = None;
+        for p in cfg.tables.iter().flat_map(|t| t.prefixes.iter().flatten()) {
+            let reaches = self.group(cfg, p)?.iter().any(|c| c.table == *table);
+            let in_uri = uri.contains(&format!("/{p}")) || uri.starts_with(p.as_str());
+            if reaches && in_uri && best.is_none_or(|b| p.len() > b.len()) {
+                best = Some(p);
+            }
+        }
+        match best {
+            Some(p) => Ok(self.group(cfg, p)?),
+            None => Ok(vec![cfg.table_config(table)?]),
+        }
     }
 
     fn group(&self, cfg: &FloeToml, prefix: &str) -> Result<Vec<TableConfig>> {
@@ -206,6 +247,14 @@ fn check_group(cfg: &FloeToml, prefix: &str, members: &[&crate::config::TableSec
             }
         }
     }
+    if let (true, Some(default)) = (catch_alls.is_empty() && !routed.is_empty(), &cfg.routing.default_table)
+        && routed.iter().any(|t| t.name.as_deref() == Some(default.as_str()))
+    {
+        return Err(Error::Config(format!(
+            "prefix `{prefix}` routes rows by value to `{default}`, which is also where its other rows would go \
+             ([routing] default_table): give the prefix a table without `route_by`, or another default table"
+        )));
+    }
     if !routed.is_empty() && catch_alls.is_empty() && cfg.routing.default_table.is_none() {
         return Err(Error::Config(format!(
             "prefix `{prefix}` routes rows by value, but rows with other values would have nowhere to go: \
@@ -295,6 +344,20 @@ prefixes = ["events/audit/"]
     }
 
     #[test]
+    fn a_replayed_object_goes_back_to_the_group_its_uri_belongs_to() {
+        let toml = format!("{TOML}\n[[table]]\nname = \"web.mixed\"\nprefixes = [\"audit/\", \"mixed/\"]\n");
+        let toml = toml.replace("[[table]]\nname = \"web.audit\"\nprefixes = [\"events/audit/\"]\n", "");
+        let router = Router::new(Some(FloeToml::parse(&toml).unwrap()), "default.events".parse().unwrap());
+        let of = |t: &str, uri: &str| names(&router.tables_of(&t.parse().unwrap(), uri).unwrap());
+        // The default table of a split prefix: back to the whole group, each its own rows.
+        assert_eq!(of("raw.other", "file:///in/events/x.avro").len(), 3);
+        assert_eq!(of("web.views", "s3://b/events/x.avro").len(), 3);
+        assert_eq!(of("web.mixed", "file:///in/mixed/x.avro"), ["web.mixed *"]);
+        assert!(router.reaches(&"raw.other".parse().unwrap()) && router.reaches(&"web.mixed".parse().unwrap()));
+        assert!(!router.reaches(&"web.nothing".parse().unwrap()));
+    }
+
+    #[test]
     fn routes_that_lose_or_double_rows_are_refused() {
         let bad = [
             ("[[table]]\nname='a.a'\nprefixes=['e/']\nroute_by='k'\nroute_values=['x']\n", "nowhere to go"),
@@ -309,6 +372,10 @@ prefixes = ["events/audit/"]
             ),
             ("[[table]]\nname='a.a'\nprefixes=['e/']\nroute_by='k'\n", "no `route_values`"),
             ("[routing]\nunmatched='default'\n", "needs a `default_table`"),
+            (
+                "[routing]\ndefault_table='a.a'\n[[table]]\nname='a.a'\nprefixes=['e/']\nroute_by='k'\nroute_values=['x']\n",
+                "also where its other rows would go",
+            ),
             ("[routing]\nunmatched='drop'\n", "not `drop`"),
         ];
         for (toml, why) in bad {

@@ -36,7 +36,8 @@ async fn replay_lands_what_was_fixed_and_keeps_what_is_still_bad() {
     )
     .unwrap();
     let records = outstanding(h.ports.ledger.as_ref()).await.unwrap();
-    let r = replay(&h.engine, &h.ports, &h.warehouse, &records, None, &opts).await.unwrap();
+    let router = floe::route::Router::new(None, "default.events".parse().unwrap());
+    let r = replay(&h.engine, &h.ports, &h.warehouse, &records, None, &router, &opts).await.unwrap();
     assert_eq!(r.landed.len(), 2, "{r:?}");
     assert_eq!(r.refused.len(), 1, "{r:?}");
     assert!(r.refused[0].0.ends_with("still-bad.avro"));
@@ -52,7 +53,7 @@ async fn replay_lands_what_was_fixed_and_keeps_what_is_still_bad() {
     assert!(counts(&ids).values().all(|c| *c == 1));
 
     // Replaying again changes nothing.
-    let again = replay(&h.engine, &h.ports, &h.warehouse, &left, None, &opts).await.unwrap();
+    let again = replay(&h.engine, &h.ports, &h.warehouse, &left, None, &router, &opts).await.unwrap();
     assert!(again.landed.is_empty());
     assert_eq!(contents(&h.ports, &cfg.table).await.rows(), want.len());
 }

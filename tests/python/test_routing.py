@@ -128,3 +128,51 @@ def test_the_example_floe_toml_is_valid_and_routes_as_it_says(tmp_path):
     }
     assert kinds["web.purchases"] == {"PURCHASE", "ADD_TO_CART"} and kinds["web.errors"] == {"ERROR"}, kinds
     assert kinds["web.events"] and not kinds["web.events"] & {"PURCHASE", "ADD_TO_CART", "ERROR"}, kinds
+
+
+def test_a_replayed_object_of_a_split_prefix_goes_back_to_each_table_for_its_rows(tmp_path):
+    src, wh, cfg = tmp_path / "in", tmp_path / "wh", tmp_path / "floe.toml"
+    cfg.write_text(FLOE_TOML)
+    good = [{"id": i, "tenant": "t", "event_type": KINDS[i % len(KINDS)]} for i in range(20)]
+    write(src / "events" / "good.avro", good)
+    (src / "events" / "late.avro").write_bytes(b"Obj\x01 truncated upload")
+    floe("ingest", src, "--warehouse", wh, "--config", cfg, expect=2)
+    # The producer re-uploads the object whole; the replay sends it to every table of its
+    # prefix, each taking only its rows (a replay into the one table its record names would
+    # have put every row there).
+    late = [{"id": 100 + i, "tenant": "t", "event_type": KINDS[i % len(KINDS)]} for i in range(20)]
+    write(src / "events" / "late.avro", late)
+    floe("quarantine", "replay", "--warehouse", wh, "--config", cfg)
+    cat = SqlCatalog("floe", uri=f"sqlite:///{wh}/catalog.db", warehouse=f"file://{wh}")
+    rows = good + late
+    want = {
+        "web.clicks": {r["id"] for r in rows if r["event_type"] == "click"},
+        "web.views": {r["id"] for r in rows if r["event_type"] in ("view", "impression")},
+        "web.other": {r["id"] for r in rows if r["event_type"] not in ("click", "view", "impression")},
+    }
+    for name, ids in want.items():
+        got = cat.load_table(name).scan().to_arrow().column("id").to_pylist()
+        assert sorted(got) == sorted(ids), name
+    assert "late.avro" not in floe("quarantine", "list", "--warehouse", wh).stdout
+
+
+def test_a_table_taking_whole_objects_of_one_prefix_and_some_rows_of_another(tmp_path):
+    # raw.other is the only table of `a/` (whole objects) and the default table of `b/`, which
+    # splits by event_type with no catch-all of its own: both kinds of batch in one run.
+    cfg = tmp_path / "floe.toml"
+    cfg.write_text(
+        '[routing]\ndefault_table = "raw.other"\n'
+        '[[table]]\nname = "raw.other"\nprefixes = ["a/"]\n'
+        '[[table]]\nname = "web.clicks"\nprefixes = ["b/"]\nroute_by = "event_type"\nroute_values = ["click"]\n'
+    )
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    a_rows = [{"id": i, "tenant": "t", "event_type": "click"} for i in range(10)]
+    b_rows = [{"id": 100 + i, "tenant": "t", "event_type": KINDS[i % len(KINDS)]} for i in range(20)]
+    write(src / "a" / "1.avro", a_rows)
+    write(src / "b" / "2.avro", b_rows)
+    floe("ingest", src, "--warehouse", wh, "--config", cfg, "--writers", 1)
+    cat = SqlCatalog("floe", uri=f"sqlite:///{wh}/catalog.db", warehouse=f"file://{wh}")
+    other = sorted(cat.load_table("raw.other").scan().to_arrow().column("id").to_pylist())
+    clicks = sorted(cat.load_table("web.clicks").scan().to_arrow().column("id").to_pylist())
+    assert other == sorted([r["id"] for r in a_rows] + [r["id"] for r in b_rows if r["event_type"] != "click"])
+    assert clicks == sorted(r["id"] for r in b_rows if r["event_type"] == "click")

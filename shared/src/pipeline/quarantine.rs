@@ -57,14 +57,20 @@ pub struct ReplayReport {
     pub unrouted: Vec<String>,
 }
 
+/// The tables (and routes) an object is written to again.
+type RouteKey = Vec<(TableIdent, Option<String>)>;
+
 /// Re-ingests quarantined objects (embedded mode) into the table each record names, or into
-/// `table` if given. Objects are read at their current version.
+/// `table` if given. Objects are read at their current version. `router` gives the tables'
+/// settings, and, for a table that splits its prefix's objects by value with others, the whole
+/// group: each of those tables takes its own rows again (skipping what it committed).
 pub async fn replay(
     engine: &EngineConfig,
     ports: &Ports,
     warehouse: &str,
     records: &[QuarantineRecord],
     table: Option<&TableIdent>,
+    router: &crate::route::Router,
     opts: &IngestOptions,
 ) -> Result<ReplayReport> {
     let mut report = ReplayReport::default();
@@ -80,24 +86,42 @@ pub async fn replay(
         }
     }
     for (t, items) in groups {
-        let objects: Vec<ObjectMeta> = items.iter().map(|(_, m)| m.clone()).collect();
-        let done = ingest(engine, ports, &TableConfig::new(t.clone()), warehouse, objects, opts).await?;
-        let ids: Vec<String> = items.iter().map(|(_, m)| source_id(m)).collect();
-        let states = ports.ledger.lookup(&t, &ids).await?;
-        let committed = |m: &ObjectMeta| {
-            let id = source_id(m);
-            states.iter().any(|(i, s)| *i == id && matches!(s, SourceState::Committed { .. }))
-        };
-        let mut resolved = vec![];
-        for (r, m) in &items {
-            if committed(m) {
-                // The old record (maybe of an older version of the object) and any new one.
-                resolved.extend([r.source_id.clone(), source_id(m)]);
-                report.landed.push(m.uri.clone());
-            }
+        // Objects of one record table may belong to different prefixes: each goes where its
+        // own URI routes it.
+        let mut by_route: BTreeMap<RouteKey, (Vec<TableConfig>, Vec<usize>)> = BTreeMap::new();
+        for (i, (_, m)) in items.iter().enumerate() {
+            let tables = match table {
+                Some(_) => vec![router.settings(&t)?],
+                None => router.tables_of(&t, &m.uri)?,
+            };
+            let key = tables.iter().map(|c| (c.table.clone(), c.route.as_ref().map(ToString::to_string))).collect();
+            by_route.entry(key).or_insert_with(|| (tables, vec![])).1.push(i);
         }
-        ports.ledger.remove_quarantined(&resolved).await?;
-        report.refused.extend(done.quarantined);
+        for (_, (tables, picked)) in by_route {
+            let objects: Vec<ObjectMeta> = picked.iter().map(|i| items[*i].1.clone()).collect();
+            let ids: Vec<String> = objects.iter().map(source_id).collect();
+            // Resolved only once every table of the group has committed the object: a record
+            // is one per object, so a table that refuses it again keeps it listed.
+            let mut committed_everywhere: std::collections::HashSet<String> = ids.iter().cloned().collect();
+            for cfg in &tables {
+                let done = ingest(engine, ports, cfg, warehouse, objects.clone(), opts).await?;
+                report.refused.extend(done.quarantined);
+                let states = ports.ledger.lookup(&cfg.table, &ids).await?;
+                let here: std::collections::HashSet<&String> =
+                    states.iter().filter(|(_, s)| matches!(s, SourceState::Committed { .. })).map(|(i, _)| i).collect();
+                committed_everywhere.retain(|id| here.contains(id));
+            }
+            let mut resolved = vec![];
+            for i in picked {
+                let (r, m) = &items[i];
+                if committed_everywhere.contains(&source_id(m)) {
+                    // The old record (maybe of an older version of the object) and any new one.
+                    resolved.extend([r.source_id.clone(), source_id(m)]);
+                    report.landed.push(m.uri.clone());
+                }
+            }
+            ports.ledger.remove_quarantined(&resolved).await?;
+        }
     }
     Ok(report)
 }

@@ -35,6 +35,9 @@ pub async fn objects(store: &dyn ObjectStore, b: &Backfill) -> Result<Vec<Source
     let mut listed = store.list(&b.prefix).await?;
     listed.retain(|o| o.uri.ends_with(&b.suffix) && o.size > 0);
     if let Some((table, router)) = &b.only {
+        if !router.reaches(table) {
+            return Err(Error::Config(format!("no route of the deployment sends objects to {table}")));
+        }
         let mut kept = vec![];
         for o in listed {
             if router.route(&o.uri)?.iter().any(|c| c.table == *table) {

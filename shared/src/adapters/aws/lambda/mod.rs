@@ -161,7 +161,9 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
     let input = writer_input(&payload)?;
     let direct = input.iter().any(|(id, _)| id.is_none());
     let mut failed: Vec<String> = vec![];
-    let mut by_table: BTreeMap<TableIdent, (TableConfig, Vec<Routed>)> = BTreeMap::new();
+    // Keyed by table and route: a table that takes whole objects of one prefix and some rows of
+    // another's (a catch-all or default table shared by groups) writes each in its own batch.
+    let mut by_table: BTreeMap<(TableIdent, Option<String>), (TableConfig, Vec<Routed>)> = BTreeMap::new();
     let mut refused: Vec<(Option<TableIdent>, ObjectMeta, crate::Rejection)> = vec![];
     for (id, objects) in input {
         let objects = match objects {
@@ -196,11 +198,12 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
             }
             // Each table of the object's group takes its rows in a writer batch of its own.
             for cfg in tables {
-                by_table.entry(cfg.table.clone()).or_insert_with(|| (cfg, vec![])).1.push((id.clone(), o.clone()));
+                let key = (cfg.table.clone(), cfg.route.as_ref().map(ToString::to_string));
+                by_table.entry(key).or_insert_with(|| (cfg, vec![])).1.push((id.clone(), o.clone()));
             }
         }
     }
-    for (table, (cfg, items)) in by_table {
+    for ((table, _), (cfg, items)) in by_table {
         let objects: Vec<ObjectMeta> = items.iter().map(|(_, o)| o.clone()).collect();
         let outcome = async {
             let wt = writer_table(env, ports, &cfg, &objects).await?.with_route(cfg.route.clone());
