@@ -58,25 +58,16 @@ pub(crate) struct BenchArgs {
     /// Parquet compression.
     #[arg(long, default_value = "zstd(3)")]
     compression: String,
+    /// Run only these measurements (comma-separated: baseline, writer, decode, ingest), e.g.
+    /// under a profiler.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Also write the figures as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
     /// Scratch folder (default: a temporary folder, removed afterwards).
     #[arg(long)]
     work_dir: Option<PathBuf>,
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn time<F: FnMut() -> anyhow::Result<()>>(runs: usize, mut f: F) -> anyhow::Result<Duration> {
-    f()?; // warm-up
-    let mut t = vec![];
-    for _ in 0..runs.max(1) {
-        let s = Instant::now();
-        f()?;
-        t.push(s.elapsed());
-    }
-    Ok(median(t))
 }
 
 pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -163,117 +154,311 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     );
 
     let props = parquet::writer_properties(&a.compression, engine.row_group_rows)?;
-    let baseline = time(a.runs, || {
-        for b in &batches {
-            let mut decoded = vec![];
-            for &i in b {
-                decoded.extend(
-                    avro::decode(&data[i], &infos[i], avro::DecodeLimits::NONE).map_err(|r| anyhow::anyhow!("{r}"))?,
-                );
+    let want = |name: &str| a.only.is_empty() || a.only.iter().any(|o| o == name);
+    // The single-threaded measurements run in rounds, one run of each per round, so that a
+    // slower or faster spell of the machine falls on all of them alike.
+    let sort = cfg.sort_by.clone();
+    let mut rounds = Rounds::default();
+    if want("baseline") {
+        rounds.add("baseline", || {
+            for b in &batches {
+                let mut decoded = vec![];
+                for &i in b {
+                    let d = avro::decode(&data[i], &infos[i], avro::DecodeLimits::NONE);
+                    decoded.extend(d.map_err(|r| anyhow::anyhow!("{r}"))?);
+                }
+                std::hint::black_box(raw_sort_encode(&decoded, &sort, &props)?);
             }
-            let schema = decoded[0].schema();
-            let all = arrow::compute::concat_batches(&schema, &decoded)?;
-            let mut w = ::parquet::arrow::ArrowWriter::try_new(Vec::new(), schema, Some(props.clone()))?;
-            w.write(&all)?;
-            std::hint::black_box(w.into_inner()?);
-        }
-        Ok(())
-    })?;
-    let (mut read_t, mut encode_t) = (Duration::ZERO, Duration::ZERO);
-    let writer = time(a.runs, || {
-        for b in &batches {
-            let mut decoded = vec![];
-            let mut bytes = 0;
-            let s = Instant::now();
-            for &i in b {
-                decoded.extend(read_object(&data[i], &table, &engine).map_err(|r| anyhow::anyhow!("{r}"))?.batches);
-                bytes += data[i].len();
-            }
-            read_t += s.elapsed();
-            let s = Instant::now();
-            let rows: usize = decoded.iter().map(|b| b.num_rows()).sum();
-            let mut files = 0;
-            encode(&table, &engine, decoded, "bench", bytes as f64 / rows.max(1) as f64, &mut |meta, body| {
-                std::hint::black_box((meta, body));
-                files += 1;
-                Ok(())
-            })?;
-            std::hint::black_box(files);
-            encode_t += s.elapsed();
-        }
-        Ok(())
-    })?;
-    let calls = (a.runs.max(1) + 1) as u32;
-    eprintln!(
-        "writer path split: read+decode+conform {:?}, dedup+cluster+encode {:?} per pass",
-        read_t / calls,
-        encode_t / calls
-    );
-    let decode_arrow = time(a.runs, || {
-        for (d, i) in data.iter().zip(&infos) {
-            std::hint::black_box(avro::decode(d, i, avro::DecodeLimits::NONE).map_err(|r| anyhow::anyhow!("{r}"))?);
-        }
-        Ok(())
-    })?;
-    let decode_apache = time(a.runs, || {
-        for d in &data {
-            let reader = apache_avro_reader(d)?;
-            let mut n = 0u64;
-            for v in reader {
-                std::hint::black_box(v?);
-                n += 1;
-            }
-            std::hint::black_box(n);
-        }
-        Ok(())
-    })?;
-    // Whole pipeline, all cores, fresh table each run.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut runs = vec![];
-    for r in 0..a.runs.max(1) {
-        let dir = scratch.join(format!("ingest-{r}"));
-        let p = local::ports(&dir)?;
-        let s = Instant::now();
-        let rep = ingest(&engine, &p, &cfg, &local::warehouse_uri(&dir)?, objects.clone(), &opts).await?;
-        runs.push(s.elapsed());
-        if rep.rows_in != events {
-            bail!("ingest read {} events, expected {events}", rep.rows_in);
-        }
-        std::fs::remove_dir_all(&dir).ok();
+            Ok(())
+        });
     }
-    let ingest_t = median(runs);
-
-    let row = |name: &str, d: Duration, cores: usize| {
-        let s = d.as_secs_f64() * cores as f64;
-        println!(
-            "{name:<22} {:>12.0} {:>12.1} {:>10.3}",
-            events as f64 / s,
-            avro_bytes as f64 / 1e6 / s,
-            d.as_secs_f64()
-        );
-    };
-    println!(
-        "input: {} files, {events} events, {:.1} MB Avro; {} core(s); median of {} run(s)",
-        data.len(),
-        avro_bytes as f64 / 1e6,
-        cores,
-        a.runs.max(1)
-    );
-    println!("{:<22} {:>12} {:>12} {:>10}", "measurement", "events/s/core", "MB/s/core", "seconds");
-    row("baseline (decode+encode)", baseline, 1);
-    row("writer path", writer, 1);
-    row("decode arrow-avro", decode_arrow, 1);
-    row("decode apache-avro", decode_apache, 1);
-    row(&format!("ingest ({cores} cores)"), ingest_t, cores);
-    println!("writer / baseline throughput: {:.2}x", baseline.as_secs_f64() / writer.as_secs_f64());
-    println!(
-        "arrow-avro / apache-avro decode throughput: {:.2}x",
-        decode_apache.as_secs_f64() / decode_arrow.as_secs_f64()
-    );
+    if want("writer") {
+        rounds.add("writer path", || {
+            for b in &batches {
+                let mut decoded = vec![];
+                let mut bytes = 0;
+                for &i in b {
+                    decoded.extend(read_object(&data[i], &table, &engine).map_err(|r| anyhow::anyhow!("{r}"))?.batches);
+                    bytes += data[i].len();
+                }
+                let rows: usize = decoded.iter().map(|b| b.num_rows()).sum();
+                let mut files = 0;
+                encode(&table, &engine, decoded, "bench", bytes as f64 / rows.max(1) as f64, &mut |meta, body| {
+                    std::hint::black_box((meta, body));
+                    files += 1;
+                    Ok(())
+                })?;
+                std::hint::black_box(files);
+            }
+            Ok(())
+        });
+    }
+    if want("decode") {
+        rounds.add("decode arrow-avro", || {
+            for (d, i) in data.iter().zip(&infos) {
+                std::hint::black_box(avro::decode(d, i, avro::DecodeLimits::NONE).map_err(|r| anyhow::anyhow!("{r}"))?);
+            }
+            Ok(())
+        });
+        rounds.add("decode apache-avro", || {
+            for d in &data {
+                for v in apache_avro_reader(d)? {
+                    std::hint::black_box(v?);
+                }
+            }
+            Ok(())
+        });
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if want("ingest") {
+        // The whole pipeline on all cores (process CPU time), a fresh table each run.
+        let runtime = tokio::runtime::Handle::current();
+        let mut run_no = 0;
+        let (cfg, objects, opts, engine) = (&cfg, &objects, &opts, &engine);
+        let scratch = &scratch;
+        rounds.add_process(&format!("ingest ({cores} cores)"), cores, move || {
+            run_no += 1;
+            let dir = scratch.join(format!("ingest-{run_no}"));
+            let p = local::ports(&dir)?;
+            let rep = tokio::task::block_in_place(|| {
+                runtime.block_on(ingest(engine, &p, cfg, &local::warehouse_uri(&dir)?, objects.clone(), opts))
+            })?;
+            if rep.rows_in != events {
+                bail!("ingest read {} events, expected {events}", rep.rows_in);
+            }
+            std::fs::remove_dir_all(&dir).ok();
+            Ok(())
+        });
+    }
+    let results = rounds.run(a.runs)?;
+    let report = Report { files: data.len(), events, avro_bytes, cores, runs: a.runs.max(1), results };
+    report.print();
+    if let Some(path) = &a.json {
+        std::fs::write(path, serde_json::to_vec_pretty(&report.json())?).with_context(|| path.display().to_string())?;
+    }
     if a.work_dir.is_none() {
         std::fs::remove_dir_all(&scratch).ok();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The raw limit of a writer batch: its decoded rows concatenated, sorted by the table's sort
+/// columns, and encoded as one Parquet file, with nothing else (no dedup, partitioning,
+/// metrics, or checks).
+fn raw_sort_encode(
+    decoded: &[arrow::record_batch::RecordBatch],
+    sort: &[floe::config::SortTerm],
+    props: &::parquet::file::properties::WriterProperties,
+) -> anyhow::Result<Vec<u8>> {
+    let schema = decoded[0].schema();
+    let all = arrow::compute::concat_batches(&schema, decoded)?;
+    let keys = sort
+        .iter()
+        .map(|t| {
+            let values = all.column_by_name(&t.column).with_context(|| format!("sort column {}", t.column))?;
+            let options = arrow::compute::SortOptions { descending: t.descending, nulls_first: t.nulls_first };
+            Ok(arrow::compute::SortColumn { values: values.clone(), options: Some(options) })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let sorted = if keys.is_empty() {
+        all
+    } else {
+        arrow::compute::take_record_batch(&all, &arrow::compute::lexsort_to_indices(&keys, None)?)?
+    };
+    let mut w = ::parquet::arrow::ArrowWriter::try_new(Vec::new(), schema, Some(props.clone()))?;
+    w.write(&sorted)?;
+    Ok(w.into_inner()?)
+}
+
+/// Which CPU time a measurement counts: the calling thread's (single-threaded work) or the
+/// whole process's (the pipeline, on every core).
+#[derive(Clone, Copy)]
+enum Cpu {
+    Thread,
+    Process,
+}
+
+fn cpu_now(which: Cpu) -> Duration {
+    let id = match which {
+        Cpu::Thread => libc::CLOCK_THREAD_CPUTIME_ID,
+        Cpu::Process => libc::CLOCK_PROCESS_CPUTIME_ID,
+    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    let rc = unsafe { libc::clock_gettime(id, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Wall and CPU time of one run.
+#[derive(Clone, Copy)]
+struct Sample {
+    wall: Duration,
+    cpu: Duration,
+}
+
+struct Clock {
+    wall: Instant,
+    thread: Duration,
+    process: Duration,
+}
+
+impl Clock {
+    fn start() -> Self {
+        Clock { wall: Instant::now(), thread: cpu_now(Cpu::Thread), process: cpu_now(Cpu::Process) }
+    }
+
+    fn stop(&self, which: Cpu) -> Sample {
+        let cpu = match which {
+            Cpu::Thread => cpu_now(which).saturating_sub(self.thread),
+            Cpu::Process => cpu_now(which).saturating_sub(self.process),
+        };
+        Sample { wall: self.wall.elapsed(), cpu }
+    }
+}
+
+/// One measurement: the run of median CPU time.
+struct Measured {
+    name: String,
+    cores: usize,
+    wall: Duration,
+    cpu: Duration,
+}
+
+impl Measured {
+    fn median(name: &str, cores: usize, mut runs: Vec<Sample>) -> Self {
+        runs.sort_by_key(|s| s.cpu);
+        let m = runs[runs.len() / 2];
+        Measured { name: name.to_string(), cores, wall: m.wall, cpu: m.cpu }
+    }
+}
+
+/// Measurements taken in rounds: a warm-up round, then `runs` rounds of one run each.
+#[derive(Default)]
+struct Rounds<'a> {
+    runs: Vec<Round<'a>>,
+}
+
+/// One measurement of [`Rounds`]: what it runs, and on how many cores.
+struct Round<'a> {
+    name: String,
+    cores: usize,
+    cpu: Cpu,
+    f: Box<dyn FnMut() -> anyhow::Result<()> + 'a>,
+}
+
+impl<'a> Rounds<'a> {
+    /// A single-threaded measurement (the calling thread's CPU time).
+    fn add(&mut self, name: &str, f: impl FnMut() -> anyhow::Result<()> + 'a) {
+        self.runs.push(Round { name: name.into(), cores: 1, cpu: Cpu::Thread, f: Box::new(f) });
+    }
+
+    /// A measurement on `cores` cores (the whole process's CPU time).
+    fn add_process(&mut self, name: &str, cores: usize, f: impl FnMut() -> anyhow::Result<()> + 'a) {
+        self.runs.push(Round { name: name.into(), cores, cpu: Cpu::Process, f: Box::new(f) });
+    }
+
+    fn run(mut self, runs: usize) -> anyhow::Result<Vec<Measured>> {
+        let mut samples: Vec<Vec<Sample>> = vec![vec![]; self.runs.len()];
+        for round in 0..=runs.max(1) {
+            for (r, out) in self.runs.iter_mut().zip(&mut samples) {
+                let clock = Clock::start();
+                (r.f)()?;
+                if round > 0 {
+                    out.push(clock.stop(r.cpu));
+                }
+            }
+        }
+        Ok(self.runs.iter().zip(samples).map(|(r, s)| Measured::median(&r.name, r.cores, s)).collect())
+    }
+}
+
+/// The goals of the performance issue: CPU per event against the raw baseline.
+const GOALS: [(&str, f64); 2] = [("writer path", 0.9), ("ingest", 0.8)];
+
+struct Report {
+    files: usize,
+    events: u64,
+    avro_bytes: u64,
+    cores: usize,
+    runs: usize,
+    results: Vec<Measured>,
+}
+
+impl Report {
+    fn per_cpu_second(&self, m: &Measured) -> f64 {
+        self.events as f64 / m.cpu.as_secs_f64().max(1e-9)
+    }
+
+    fn find(&self, prefix: &str) -> Option<&Measured> {
+        self.results.iter().find(|m| m.name.starts_with(prefix))
+    }
+
+    /// Each measurement's events per CPU-second over the baseline's.
+    fn ratios(&self) -> Vec<(&'static str, f64, f64)> {
+        let Some(base) = self.find("baseline") else { return vec![] };
+        GOALS
+            .iter()
+            .filter_map(|(name, goal)| {
+                self.find(name).map(|m| (*name, self.per_cpu_second(m) / self.per_cpu_second(base), *goal))
+            })
+            .collect()
+    }
+
+    fn print(&self) {
+        println!(
+            "input: {} files, {} events, {:.1} MB Avro; {} core(s); median of {} run(s)",
+            self.files,
+            self.events,
+            self.avro_bytes as f64 / 1e6,
+            self.cores,
+            self.runs
+        );
+        println!(
+            "{:<26} {:>14} {:>10} {:>9} {:>9} {:>14}",
+            "measurement", "events/cpu-s", "MB/cpu-s", "cpu s", "wall s", "events/s/core"
+        );
+        for m in &self.results {
+            let wall_core = m.wall.as_secs_f64() * m.cores as f64;
+            println!(
+                "{:<26} {:>14.0} {:>10.1} {:>9.3} {:>9.3} {:>14.0}",
+                m.name,
+                self.per_cpu_second(m),
+                self.avro_bytes as f64 / 1e6 / m.cpu.as_secs_f64().max(1e-9),
+                m.cpu.as_secs_f64(),
+                m.wall.as_secs_f64(),
+                self.events as f64 / wall_core.max(1e-9)
+            );
+        }
+        for (name, ratio, goal) in self.ratios() {
+            let verdict = if ratio >= goal { "met" } else { "NOT met" };
+            println!("{name} / baseline (events per CPU-second): {ratio:.2}x  goal >= {goal:.2}x: {verdict}");
+        }
+        if let (Some(a), Some(b)) = (self.find("decode arrow-avro"), self.find("decode apache-avro")) {
+            println!("arrow-avro / apache-avro decode throughput: {:.2}x", b.cpu.as_secs_f64() / a.cpu.as_secs_f64());
+        }
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = self
+            .results
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "name": m.name, "cpu_s": m.cpu.as_secs_f64(), "wall_s": m.wall.as_secs_f64(),
+                    "cores": m.cores, "events_per_cpu_s": self.per_cpu_second(m),
+                })
+            })
+            .collect();
+        let ratios: Vec<serde_json::Value> =
+            self.ratios().into_iter().map(|(n, r, g)| serde_json::json!({"name": n, "ratio": r, "goal": g})).collect();
+        serde_json::json!({
+            "files": self.files, "events": self.events, "avro_bytes": self.avro_bytes,
+            "cores": self.cores, "runs": self.runs, "results": rows, "ratios": ratios,
+        })
+    }
 }
 
 fn apache_avro_reader(d: &[u8]) -> anyhow::Result<apache_avro::Reader<'_, &[u8]>> {

@@ -160,8 +160,7 @@ pub struct Clustered {
 impl Clustered {
     /// The output rows in `range` (a part of one partition), gathered from `batches`.
     pub fn gather(&self, batches: &[RecordBatch], range: Range<usize>) -> Result<RecordBatch> {
-        let refs: Vec<&RecordBatch> = batches.iter().collect();
-        Ok(arrow_select::interleave::interleave_record_batch(&refs, &self.rows[range])?)
+        super::gather::gather_rows(batches, &self.rows[range])
     }
 }
 

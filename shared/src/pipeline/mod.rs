@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod commit;
 pub mod compact;
 pub mod create;
+pub mod gather;
 pub mod ingest;
 pub mod quarantine;
 pub mod write;
