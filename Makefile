@@ -7,7 +7,7 @@ FLOE := target/release/floe
 RUN_DIR ?= data/sample
 WAREHOUSE ?= warehouse
 
-.PHONY: build build-tests run test test-rust test-python venv checkov-venv bench bench-memory bench-table lint fmt clean lambda deploy deploy-local destroy-local
+.PHONY: build build-tests run test test-rust test-python venv checkov-venv bench bench-memory bench-table bench-soak bench-coldstart bench-model lint fmt clean lambda deploy deploy-local destroy-local
 
 build:
 	$(CARGO) build --release --workspace
@@ -51,11 +51,29 @@ test-rust: build-tests venv
 test-python: build-tests venv checkov-venv
 	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q tests/python
 
-# Writer path vs raw decode+encode, per core. BENCH_ARGS="--input DIR" to use your own files.
-bench: build
-	$(FLOE) bench $(BENCH_ARGS)
-	$(MAKE) --no-print-directory bench-memory
-	$(MAKE) --no-print-directory bench-table
+# Everything docs/PERFORMANCE.md reports, rewritten in place: throughput against the raw
+# decode+sort+encode baseline and the Python peer (BENCH_ARGS="--input DIR" for your own files),
+# freshness under load, cold start, the scale and cost model; then memory and table age.
+BENCH_JSON := target/bench/bench.json
+bench: build venv
+	$(VENV)/bin/pip install --quiet matplotlib==3.10.7 pyiceberg-core==0.11.0
+	$(VENV)/bin/python tests/bench/throughput.py --floe $(FLOE) --doc docs/PERFORMANCE.md --json-out $(BENCH_JSON) $(BENCH_ARGS)
+	$(MAKE) --no-print-directory bench-soak bench-coldstart bench-model bench-memory bench-table
+
+# Drop->visible latency at steady drop rates, embedded mode (SOAK_ARGS="--rates 8,32 --seconds 20").
+bench-soak: build venv
+	$(VENV)/bin/pip install --quiet matplotlib==3.10.7
+	$(VENV)/bin/python tests/bench/soak.py --floe $(FLOE) --doc docs/PERFORMANCE.md $(SOAK_ARGS)
+
+# The Lambda binaries' size and their start-up to the first event handled.
+bench-coldstart: build venv
+	$(VENV)/bin/python tests/bench/coldstart.py --bin-dir target/release --doc docs/PERFORMANCE.md
+
+# The target workload for a simulated day: concurrency, committer load, requests, cost per TB.
+bench-model: build venv
+	$(VENV)/bin/pip install --quiet matplotlib==3.10.7
+	@test -f $(BENCH_JSON) || { echo "run make bench first (it writes $(BENCH_JSON))" >&2; exit 2; }
+	$(VENV)/bin/python tests/bench/model.py --floe $(FLOE) --bench-json $(BENCH_JSON) --doc docs/PERFORMANCE.md $(MODEL_ARGS)
 
 # A table's commit cost and shape against its age: plots in docs/img/, figures in
 # docs/BENCHMARKS.md#table-age (TABLE_ARGS=--commits 2000 for a shorter run).

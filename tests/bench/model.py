@@ -1,0 +1,675 @@
+"""Scale and cost model of Floe on AWS for the target workload (`make bench-model`).
+
+Plays 40,000 Avro files a minute (~3,500 events each, ~200 billion events a day) into one table
+partitioned by day(event_time) and tenant through the writers, one committer and the compactors,
+for a simulated day in 1-minute steps, and reports per role: Lambda concurrency and GB-seconds,
+files per commit, commit interval, the committer's utilisation and the ingest rate at which one
+committer per table saturates, manifests and metadata.json over the day, S3/SQS/DynamoDB request
+counts, and the cost per TB of Avro ingested at list prices, against Amazon Data Firehose.
+
+Measured inputs: the writer's events per CPU-second (`floe bench --json`), and, by running the
+binary here (~1 minute), the committer's cost per commit and per data file (`floe bench-table`,
+`floe ingest --metrics-json`), the compactor's rate and the rewrite commit cost (`floe compact`,
+CPU from wait4), Parquet and manifest bytes per row. Everything else is a named assumption in
+table K below (value and source, printed in the report); `--set NAME=VALUE` overrides any.
+The AWS requests per unit of work are counted from the code (file:function in REQUESTS).
+
+    python tests/bench/model.py --bench-json target/bench/bench.json [--floe target/release/floe]
+        [--doc docs/PERFORMANCE.md] [--img-dir docs/img] [--quick] [--diurnal] [--set K=V ...]
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docblock import replace_block  # noqa: E402
+
+MB, MIB, GB, TB = 1e6, 2**20, 1e9, 1e12
+AS_OF = "as of 2026, AWS public price pages (us-east-1)"
+# name: [value, source]. Prices first; `--set NAME=VALUE` overrides any entry.
+K = {
+    "LAMBDA_GB_S": [0.0000133334, f"Lambda arm64 $ per GB-second, {AS_OF}"],
+    "LAMBDA_REQ": [0.20 / 1e6, f"Lambda $ per request ($0.20 per 1M), {AS_OF}"],
+    "S3_PUT": [0.005 / 1000, f"S3 Standard PUT/COPY/POST/LIST $ per request, {AS_OF}"],
+    "S3_GET": [0.0004 / 1000, f"S3 Standard GET $ per request; DELETE is free, {AS_OF}"],
+    "S3_GB_MONTH": [0.023, f"S3 Standard storage $ per GB-month (reported apart), {AS_OF}"],
+    "SQS_REQ": [0.40 / 1e6, f"SQS standard $ per request, each 64 KB chunk of a payload one request, {AS_OF}"],
+    "DDB_WRU": [0.625 / 1e6, f"DynamoDB on-demand $ per write request unit, {AS_OF}"],
+    "DDB_RRU": [0.125 / 1e6, f"DynamoDB on-demand $ per read request unit, {AS_OF}"],
+    "DDB_GB_MONTH": [0.25 + 0.20, f"DynamoDB storage + PITR $ per GB-month (infra/catalog.tf enables PITR), {AS_OF}"],
+    "CW_LOGS_GB": [0.50, f"CloudWatch Logs ingestion $ per GB, {AS_OF}"],
+    "FIREHOSE_ICEBERG_PER_GB": [0.075, "Amazon Data Firehose to Apache Iceberg Tables, published $ per GB ingested, "
+                                "first 250 TB/month tier: the figure given with this task, NOT verified here; check "
+                                "aws.amazon.com/firehose/pricing before quoting"],
+    # Workload (the issue; ../shared/bench/README.md for the tenant skew and late events)
+    "FILES_PER_MIN": [40000, "target workload (issue)"],
+    "EVENTS_PER_FILE": [3500, "target workload (issue)"],
+    "TENANTS": [100, "gen_events.py default --partitions"],
+    "ZIPF_S": [1.2, "gen_events.py default --zipf-s: weight of tenant k ~ 1/(k+1)^s"],
+    "LATE_FRAC": [0.03, "gen_events.py: 3% of events late by exponential(mean 30 s)"],
+    "LATE_MEAN_S": [30, "gen_events.py"],
+    "OFFLINE_FRAC": [0.005, "gen_events.py: 0.5% late by up to 2 h (taken as uniform)"],
+    "OFFLINE_MAX_S": [7200, "gen_events.py"],
+    "DIURNAL_AMPLITUDE": [0.5, "--diurnal only: rate = mean x (1 + A cos(2pi (t - 14:00)/24 h)); assumed shape"],
+    # Deployment (infra/variables.tf defaults, infra/locals.tf, shared/src defaults)
+    "WRITER_BATCH": [10, "infra/variables.tf writer_batch_size (SQS event source batch size)"],
+    "EXPECTED_OBJECT_MB": [2, "infra/variables.tf expected_object_mb (sizes writer memory in infra/locals.tf)"],
+    "WRITER_MAX_CONCURRENCY": [100, "infra/variables.tf writer_max_concurrency"],
+    "COMMIT_BATCH": [1000, "infra/variables.tf committer_batch_size"],
+    "COMMIT_WINDOW_S": [5, "infra/variables.tf committer_batching_window_seconds"],
+    "COMMITTER_MB": [1024, "infra/variables.tf committer_memory_mb"],
+    "COMPACTOR_MB": [3008, "infra/variables.tf compactor_memory_mb"],
+    "COMPACT_TICK_S": [300, "infra/variables.tf compactor_schedule rate(5 minutes); one invocation per tick"],
+    "COMPACT_MAX_TASKS": [16, "adapters/aws/lambda/compactor.rs CompactorEnv::from_lookup (FLOE_COMPACT_MAX_TASKS)"],
+    "COMPACT_TIMEOUT_S": [900, "infra/variables.tf compactor_timeout_seconds"],
+    "COMPACT_PARALLEL": [2, "compact::CompactOptions parallelism = available cores (2 at 3008 MB)"],
+    "MAX_TASK_BYTES": [512 * MIB, "compactor.rs: min(memory/4, 512 MiB)"],
+    "TARGET_FILE_BYTES": [128 * MIB, "ARCHITECTURE.md#the-compactor: write.target-file-size-bytes default"],
+    "MIN_FILES": [8, "compact::plan Policy min_files default"],
+    "MERGE_PAST": [100, "table/snapshot.rs MergePolicy: commit.manifest.min-count-to-merge"],
+    "MANIFEST_TARGET": [8 * MIB, "table/snapshot.rs MergePolicy: manifests >= 8 MiB are never merged"],
+    "HISTORY_DAYS": [30, "days of compacted data the table holds (assumed retention); their files are manifest entries"],
+    "SNAPSHOT_MAX_AGE_S": [3600, "table/create.rs: history.expire.max-snapshot-age-ms on tables Floe creates"],
+    "EXPIRE_BATCH": [8, "table/maintain.rs EXPIRE_BATCH"],
+    "CLAIM_CHECK_BYTES": [240 * 1024, "adapters/aws/sqs_queue.rs CLAIM_CHECK_THRESHOLD"],
+    "LISTED_BATCH_IDS": [50, "pipeline/commit/append.rs LISTED_BATCHES (ids in each snapshot summary)"],
+    # Code-level knobs: 1 = the code as it is (sequential awaits); see the 'tuned' scenario
+    "LEDGER_PARALLEL": [1, "adapters/aws/dynamodb_ledger.rs record: one UpdateItem per source, awaited in turn"],
+    "DELETE_PARALLEL": [1, "table/maintain.rs Cleanup::run and commit/mod.rs publish: one DELETE at a time"],
+    "REWRITES_PER_SNAPSHOT": [1, "commit/mod.rs commit_locked: each rewrite request is its own snapshot"],
+    "REF_READ_FRACTION": [1.0, "compact/mod.rs run_task: dedup references are whole-object GETs"],
+    "REFS_SHARED": [0, "compact/plan.rs chain: each task of a partition re-reads all its references"],
+    # AWS behaviour (not measured here: typical in-region figures; AWS's S3 guidelines quote
+    # 100-200 ms for small objects, so the S3 latencies below are on the optimistic side)
+    "MB_PER_VCPU": [1769, "Lambda: 1,769 MB = one vCPU, CPU share proportional below"],
+    "ARM_SPEED": [1.0, "Graviton core speed / this machine's core (assumed equal; not measured)"],
+    "S3_GET_MS": [30, "S3 GET first byte from Lambda in-region, typical p50 (assumed)"],
+    "S3_PUT_MS": [50, "S3 PUT of a small object from Lambda, typical p50 (assumed)"],
+    "S3_DELETE_MS": [20, "S3 DELETE, typical p50 (assumed)"],
+    "S3_MBPS": [88, "per-connection S3 throughput, MB/s (S3 performance guidelines: 85-90 MB/s per request)"],
+    "DDB_MS": [5, "DynamoDB single-item read/write latency ('single-digit ms', assumed 5)"],
+    "DDB_BATCH_MS": [12, "DynamoDB BatchGetItem of up to 100 keys (assumed)"],
+    "SQS_MS": [15, "SQS SendMessage latency (assumed)"],
+    "INVOKE_MS": [5, "Lambda runtime overhead per invocation, billed (assumed)"],
+    "LAMBDA_PAYLOAD": [6 * MB, "Lambda synchronous payload limit: an SQS event source stops a batch there"],
+    "ESM_RECORD_BYTES": [800, "SQS event record around a body: ids, receipt handle, attributes (assumed)"],
+    "JSON_ESCAPE": [1.12, "a JSON body re-escaped inside the event (~12% quote characters, sample events)"],
+    "S3_EVENT_BYTES": [1200, "one S3 ObjectCreated notification body (assumed)"],
+    "FILE_META_JSON": [1580, "DataFileMeta JSON per data file (message.rs): a floe gen table's manifest entries "
+                       "re-serialised in that layout with fastavro, once (1,543-1,663 B)"],
+    "SOURCE_REF_JSON": [350, "SourceRef JSON per source object (message.rs; URI, id, size, rows, version)"],
+    "PATH_BYTES": [160, "one data file path in a rewrite request's removed list"],
+    "KEY_BYTES_PER_ROW": [16, "event_id uuid, fixed[16], incompressible: the dedup key column per row"],
+    "LOG_BYTES_OBJECT": [300, "writer JSON log line per object read (RUST_LOG=info, pipeline/write.rs)"],
+    "LOG_BYTES_INVOKE": [1500, "EMF line + writer/committer batch lines + START/END/REPORT per invocation"],
+    "LEDGER_ITEM_BYTES": [300, "DynamoDB ledger item (pk table|uri#etag, state, snapshot ids); kept forever"],
+    # Measured by this script (defaults: a run on the 2-core CI VM, 2026-12-01; --quick uses them)
+    "WRITER_EV_CPU_S": [318894, "measured: bench.json 'writer path' events per CPU-second"],
+    "DECODE_EV_CPU_S": [1583530, "measured: bench.json 'decode arrow-avro' events per CPU-second"],
+    "AVRO_B_PER_EVENT": [174.0, "measured: bench.json avro_bytes / events"],
+    "COMMIT_MS": [3.6, "measured: floe bench-table median append latency (embedded; CPU + local I/O)"],
+    "APPEND_FILE_MS": [0.25, "measured: floe ingest --metrics-json, (commit ms - COMMIT_MS)/files"],
+    "REWRITE_ENTRY_MS": [0.04, "measured: floe compact --full, rewrite-commit CPU per manifest entry rewritten"],
+    "COMPACT_MB_CPU_S": [24.5, "measured: floe compact --full, Parquet MB merged per task-second (1 task)"],
+    "PARQUET_L0_RATIO": [0.83, "measured: writer Parquet bytes / Avro bytes (floe gen + floe ingest)"],
+    "PARQUET_C_RATIO": [0.71, "measured: compacted Parquet bytes / Avro bytes (floe compact --full)"],
+    "ENTRY_BYTES": [790, "measured: manifest Avro bytes per data file entry"],
+    "META_BASE": [18000, "measured: bench-table metadata.json bytes at 0 snapshots (schema, specs, 100-entry log)"],
+    "SNAP_BYTES": [865, "measured: bench-table metadata.json bytes per snapshot kept"],
+    "BENCH_TABLE_WA": [0.43, "measured: bench-table write amplification (small table; rows not yet in L2)"],
+}
+
+
+def k(name):
+    return K[name][0]
+
+
+# AWS requests per unit of work, counted from the code (rendered in the report).
+REQUESTS = [
+    ("writer batch", "DynamoDB BatchGetItem, consistent", "ceil(n/100) calls, n RRU", "pipeline/write.rs write -> DynamoDbLedger::lookup"),
+    ("writer batch", "S3 GET (versionId + If-Match), in turn", "n", "write.rs fetch_and_read -> S3ObjectStore::get_version"),
+    ("writer batch", "S3 PUT If-None-Match, in turn with encoding", "one per data file", "write.rs write/put_data_file"),
+    ("writer batch", "SQS SendMessage (+ S3 PUT if > 240 KiB)", "1 (64 KB chunks)", "write.rs write -> SqsQueue::send"),
+    ("writer batch", "SQS receive / DeleteMessageBatch (event source)", "ceil(n/10) each", "infra/functions.tf aws_lambda_event_source_mapping.writer"),
+    ("warm writer, per 60 s", "DynamoDB GetItem + S3 GET metadata.json", "1 + 1", "lambda/writer.rs writer_table -> create::load_checked"),
+    ("source object", "SQS SendMessage by S3 notification", "1", "infra/storage.tf bucket notification"),
+    ("commit", "DynamoDB PutItem lock / DeleteItem release", "1 + 1 WRU", "commit/mod.rs acquire, commit_table -> DynamoDbLock"),
+    ("commit", "DynamoDB GetItem pointer", "1 RRU", "commit/mod.rs state -> DynamoDbTablePointer::load"),
+    ("commit", "DynamoDB BatchGetItem ledger", "ceil(S/100) calls, S RRU", "commit/append.rs commit_appends -> lookup"),
+    ("commit", "DynamoDB UpdateItem pending, one per source, in turn", "S + 1 (index)", "append.rs -> DynamoDbLedger::record_pending/count"),
+    ("commit", "DynamoDB UpdateItem heartbeat, swap", "1 + 1", "commit/mod.rs publish -> heartbeat, swap"),
+    ("commit", "DynamoDB UpdateItem committed, one per source, in turn", "S + 1 (index)", "append.rs -> record_committed/count"),
+    ("commit", "DynamoDB GetItem pending index", "1 per EXPIRE_BATCH commits", "commit/mod.rs expiring -> pending_snapshots"),
+    ("commit", "S3 PUT manifest, manifest list, metadata.json", "3 (+ merged manifest, dropped record)", "table/snapshot.rs plan_snapshot, mod.rs publish"),
+    ("commit", "S3 DELETE old metadata.json, expired lists, dropped files", "1 + expired, in turn", "mod.rs publish, table/maintain.rs Cleanup::run"),
+    ("commit", "S3 GET claim check, in turn", "per message > 240 KiB", "adapters/aws/lambda/mod.rs commit_messages"),
+    ("compaction tick", "S3 GET metadata.json, list, every manifest", "2 + manifests", "compact/mod.rs plan_table"),
+    ("compaction task", "S3 GET inputs and dedup references, whole, in turn", "inputs + references", "compact/mod.rs run_task"),
+    ("compaction task", "S3 PUT outputs; SQS rewrite request (+ claim check)", "outputs + 1", "compact/mod.rs run_task"),
+    ("rewrite commit", "S3 PUT every manifest holding a removed file", "manifests touched + 3", "snapshot.rs removal_slots"),
+]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, check=True, **kw)
+
+
+def cpu_wait(cmd):
+    """Runs cmd; returns (stdout, CPU seconds of the child, wall seconds)."""
+    t = time.time()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) not in (0, 2):
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{out}")
+    return out, ru.ru_utime + ru.ru_stime, time.time() - t
+
+
+def measure(floe, work):
+    """Commit and compaction costs and byte ratios from the binary (about a minute)."""
+    m = {}
+    bt = work / "bt.csv"
+    out = run([floe, "bench-table", "--out", str(bt), "--commits", "300", "--compact-every", "100"]).stdout
+    rows = [r for r in csv.DictReader(open(bt)) if r["kind"] == "append" and int(r["commit"]) > 120]
+    m["COMMIT_MS"] = statistics.median(float(r["latency_ms"]) for r in rows)
+    fit = statistics.linear_regression([float(r["snapshots"]) for r in rows], [float(r["metadata_bytes"]) for r in rows])
+    m["SNAP_BYTES"], m["META_BASE"] = fit.slope, fit.intercept
+    m["BENCH_TABLE_WA"] = float(re.search(r"write amplification\s+([\d.]+)", out).group(1))
+    gen, wh = work / "gen", work / "wh"
+    run([floe, "gen", "--out", str(gen), "--files", "100", "--events-per-file", str(k("EVENTS_PER_FILE")),
+         "--tenants", str(k("TENANTS")), "--dup-rate", "0.01"])
+    avro = sum(p.stat().st_size for p in gen.glob("*.avro"))
+    run([floe, "ingest", str(gen), "--warehouse", str(wh), "--table", "m.events", "--partition-by",
+         "day(event_time),identity(tenant_id)", "--sort-by", "tenant_id,event_time", "--dedup-key", "event_id",
+         "--writers", "1", "--batch-objects", "10", "--metrics-json", str(work / "m.json")])
+    obs = json.load(open(work / "m.json"))["observed"]
+    lat, files = obs["commit_latency_ms"], obs["files_per_commit"]
+    m["APPEND_FILE_MS"] = max(0.0, (lat["sum"] - lat["count"] * m["COMMIT_MS"]) / files["sum"])
+    table = wh / "m.db" / "events"
+    l0 = sum(p.stat().st_size for p in (table / "data").rglob("*.parquet"))
+    m["PARQUET_L0_RATIO"] = l0 / avro
+    manifests = [p for p in (table / "metadata").glob("*-m*.avro")]
+    m["ENTRY_BYTES"] = sum(p.stat().st_size for p in manifests) / files["sum"]
+    out, cpu, _ = cpu_wait([floe, "compact", "--warehouse", str(wh), "--table", "m.events", "--full",
+                            "--parallelism", "1"])
+    got = re.search(r"(\d+) file\(s\) merged into (\d+).*?([\d.]+) MB read.*? in ([\d.]+) s; (\d+) rewrite", out, re.S)
+    n_in, n_out, mb_read, task_s, rewrites = (float(x) for x in got.groups())
+    m["COMPACT_MB_CPU_S"] = mb_read / task_s
+    m["REWRITE_ENTRY_MS"] = max(0.0, cpu - task_s) * 1000 / (rewrites * (n_in + n_out) / 2)
+    compacted = sum(p.stat().st_size for p in (table / "data").rglob("L*.parquet"))
+    m["PARQUET_C_RATIO"] = compacted / avro
+    return m
+
+
+# ---------------------------------------------------------------- workload
+def tenant_shares():
+    w = [1 / (i + 1) ** k("ZIPF_S") for i in range(int(k("TENANTS")))]
+    return [x / sum(w) for x in w]
+
+
+def late_fraction(t):
+    """Share of events arriving t seconds after midnight that belong to the previous day."""
+    off = k("OFFLINE_FRAC") * max(0.0, 1 - t / k("OFFLINE_MAX_S"))
+    return k("LATE_FRAC") * math.exp(-t / k("LATE_MEAN_S")) + off
+
+
+def distinct(n, shares):
+    """Expected distinct tenants among n events."""
+    return sum(1 - (1 - p) ** n for p in shares) if n > 0 else 0.0
+
+
+def vcpu(mb):
+    return min(1.0, mb / k("MB_PER_VCPU")) * k("ARM_SPEED")
+
+
+def put_s(nbytes):
+    return k("S3_PUT_MS") / 1000 + nbytes / (k("S3_MBPS") * MB)
+
+
+def get_s(nbytes):
+    return k("S3_GET_MS") / 1000 + nbytes / (k("S3_MBPS") * MB)
+
+
+def writer_memory(batch):
+    """infra/locals.tf writer_memory: 3 x Avro bytes of a batch + 100 MB, 64 MB steps, >= 1024."""
+    return max(1024, math.ceil((3 * batch * k("EXPECTED_OBJECT_MB") + 100) / 64) * 64)
+
+
+# ---------------------------------------------------------------- roles
+def writer(files_s, q, shares):
+    """One writer batch at this rate: its shape, wall time and the role's totals per second."""
+    record = k("S3_EVENT_BYTES") * k("JSON_ESCAPE") + k("ESM_RECORD_BYTES")
+    b = min(k("WRITER_BATCH"), k("LAMBDA_PAYLOAD") // record)
+    n = b * k("EVENTS_PER_FILE")
+    d = distinct(n * (1 - q), shares) + distinct(n * q, shares)
+    mem = writer_memory(b)
+    cpu = n / k("WRITER_EV_CPU_S") / vcpu(mem)
+    dec = n / k("DECODE_EV_CPU_S") / vcpu(mem)
+    obj = k("EVENTS_PER_FILE") * k("AVRO_B_PER_EVENT")
+    fbytes = n * k("AVRO_B_PER_EVENT") * k("PARQUET_L0_RATIO") / d
+    msg = 300 + b * k("SOURCE_REF_JSON") + d * k("FILE_META_JSON")
+    claim = msg > k("CLAIM_CHECK_BYTES")
+    wall = (math.ceil(b / 100) * k("DDB_BATCH_MS") / 1000 + b * get_s(obj) + dec
+            + max(cpu - dec, d * put_s(fbytes)) + k("SQS_MS") / 1000 + claim * put_s(msg) + k("INVOKE_MS") / 1000)
+    nb = files_s / b
+    return dict(b=b, n=n, d=d, mem=mem, wall=wall, batches_s=nb, conc=nb * wall, msg=msg, claim=claim,
+                files_s=nb * d, fbytes=fbytes, gbs=nb * wall * mem / 1024)
+
+
+def append_time(m, w, meta_bytes):
+    """Seconds one append commit of m manifests takes (commit/append.rs commit_appends)."""
+    s, f = m * w["b"], m * w["d"]
+    cpu = (k("COMMIT_MS") + k("APPEND_FILE_MS") * f) / 1000 / vcpu(k("COMMITTER_MB"))
+    ddb = (8 + 1 / k("EXPIRE_BATCH")) * k("DDB_MS") / 1000 + math.ceil(s / 100) * k("DDB_BATCH_MS") / 1000
+    ledger = 2 * s * k("DDB_MS") / 1000 / k("LEDGER_PARALLEL")
+    s3 = put_s(f * k("ENTRY_BYTES")) + put_s(2000) + put_s(meta_bytes) + m * w["claim"] * get_s(w["msg"])
+    return cpu + ddb + ledger + s3 + k("S3_DELETE_MS") / 1000
+
+
+def commit_cap(w):
+    body = 400 if w["claim"] else w["msg"]
+    return max(1, min(k("COMMIT_BATCH"), int(k("LAMBDA_PAYLOAD") // (body * k("JSON_ESCAPE") + k("ESM_RECORD_BYTES")))))
+
+
+def committer(w, other, meta_bytes):
+    """Batch size, interval and utilisation of appends when `other` (0..) of the committer's time
+    goes to rewrites and deletes. Over 1, every kind of work is served in proportion (1/rho)."""
+    lam, cap = w["batches_s"], commit_cap(w)
+    free = max(0.05, 1 - other)
+    m = 1.0
+    for _ in range(60):  # fixed point: m manifests arrive while the last commit runs (or the window)
+        c = max(k("COMMIT_WINDOW_S"), append_time(m, w, meta_bytes) / free)
+        m = min(cap, max(1.0, lam * c))
+    t = append_time(m, w, meta_bytes)
+    rho = other + lam * t / m
+    served = lam / max(1.0, rho)
+    return dict(m=m, cap=cap, t=t, interval=m / served, rho=rho, rho_append=lam * t / m, served=served,
+                files=m * w["d"], backlog_h=(lam - served) * 3600)
+
+
+def chain(c, mt):
+    """Bytes a chain of c tasks reads as references to the inputs of the tasks before it
+    (compact/plan.rs chain): each task all earlier ones, or each input once if shared."""
+    return (c - 1) * mt if k("REFS_SHARED") else c * (c - 1) / 2 * mt
+
+
+def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta):
+    """One compactor tick for the L0 bytes q0 (files0 files) written since the last one: tasks,
+    bytes, requests, Lambda-seconds, and the committer's time for the rewrites
+    (compact/plan.rs plan_partition, compact/mod.rs run_task, commit/rewrite.rs, snapshot.rs)."""
+    tgt, mt = k("TARGET_FILE_BYTES"), k("MAX_TASK_BYTES")
+    q1 = q0 * k("PARQUET_C_RATIO") / k("PARQUET_L0_RATIO")
+    t0 = t2 = refs = ch0 = ch2 = 0.0
+    for p, y in zip(shares, late_y):
+        c0 = math.ceil(q0 * p / mt)  # L0 -> L1 of today's partition; references: all its compacted files
+        c2 = math.ceil(q1 * p / mt) if q1 * p >= tgt else 1 / k("MIN_FILES")  # L1 -> L2, no references
+        t0, t2 = t0 + c0 + y, t2 + c2
+        refs += (1 if k("REFS_SHARED") else c0) * today_c * p + y * yest_c * p  # late rows: yesterday's too
+        ch0, ch2 = ch0 + chain(c0, mt), ch2 + chain(max(c2, 1), mt)
+    tasks, n_out, key = t0 + t2, 2 * q1 / tgt + len(shares) * 2, k("KEY_BYTES_PER_ROW") / (
+        k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO"))
+    whole = refs + ch0 + ch2  # read whole by the code (REF_READ_FRACTION 1)
+    gets = files0 + n_out / 2 + refs / tgt + ch0 / max(q0 / max(files0, 1), 1) + ch2 / tgt
+    io = gets * k("S3_GET_MS") / 1000 + (q0 + q1 + whole * k("REF_READ_FRACTION")) / (k("S3_MBPS") * MB)
+    io += n_out * put_s(min(tgt, q1 * 2 / n_out)) + tasks * k("SQS_MS") / 1000
+    cpu = (q0 + q1 + whole * key) / (k("COMPACT_MB_CPU_S") * MB * k("ARM_SPEED"))
+    inv_s = io / k("COMPACT_PARALLEL") + cpu / (k("COMPACTOR_MB") / k("MB_PER_VCPU"))
+    req = files0 / max(t0, 1) * k("PATH_BYTES") + n_out / tasks * k("FILE_META_JSON")
+    claim = req > k("CLAIM_CHECK_BYTES")
+    # A rewrite snapshot rewrites every manifest holding a file it removes: every append manifest
+    # since the last tick holds L0 files of (nearly) every partition, so each L0 rewrite rewrites
+    # them all, less the entries earlier rewrites of the tick already dropped (files0 / 2 on average).
+    snaps = max(1.0, math.ceil(tasks / k("REWRITES_PER_SNAPSHOT")))
+    l0_snaps = snaps * t0 / tasks
+    entries = files0 * (l0_snaps + 1) / 2 + n_out
+    touched = min(commits_tick, k("MERGE_PAST")) / 2  # the append manifests since the last merge, on average
+    busy = (snaps * (6 * k("DDB_MS") / 1000 + 2 * put_s(2000) + put_s(meta) + claim * get_s(req))
+            + (l0_snaps * touched + snaps - l0_snaps) * k("S3_PUT_MS") / 1000 + entries * k("ENTRY_BYTES") / (k("S3_MBPS") * MB)
+            + entries * k("REWRITE_ENTRY_MS") / 1000 / vcpu(k("COMMITTER_MB")))
+    deletes = files0 + n_out / 2 + snaps * 2 + l0_snaps * touched  # expired: L0, L1 files, lists, manifests
+    return dict(tasks=tasks, snaps=snaps, refs=whole * k("REF_READ_FRACTION"), gets=gets, puts=n_out,
+                inv_s=inv_s, busy=busy, claim=claim, manifests_rewritten=l0_snaps * touched + snaps, deletes=deletes,
+                n_out=n_out)
+
+
+# ---------------------------------------------------------------- the day
+def simulate(diurnal=False, fpm=None, t0=0, t1=86400, step=60):
+    """Steps through [t0, t1) at `fpm` files/min (default FILES_PER_MIN). The table holds
+    HISTORY_DAYS compacted days (yesterday's partitions as big as today's) and today's so far."""
+    shares, fpm = tenant_shares(), fpm or k("FILES_PER_MIN")
+    day_c = 86400 * fpm / 60 * k("EVENTS_PER_FILE") * k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO")
+    day_files = day_c / k("TARGET_FILE_BYTES") + len(shares)  # target-size files + a partial per partition
+    today_c, q0, files0, rw = day_c * t0 / 86400, 0.0, 0.0, None
+    rows, small, meta, other = [], 0.0, k("META_BASE"), 0.0
+    for t in range(t0, t1, step):
+        rate = fpm / 60
+        if diurnal:
+            rate *= 1 + k("DIURNAL_AMPLITUDE") * math.cos(2 * math.pi * (t - 14 * 3600) / 86400)
+        q = late_fraction(t)
+        w = writer(rate, q, shares)
+        c = committer(w, other, meta)
+        ev = rate * k("EVENTS_PER_FILE") * step
+        q0 += ev * k("AVRO_B_PER_EVENT") * k("PARQUET_L0_RATIO")
+        files0 += w["files_s"] * step
+        today_c += ev * (1 - q) * k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO")
+        commits, demand = c["served"] * step / c["m"], w["batches_s"] * step / c["m"]
+        live0 = files0
+        if (t + step) % k("COMPACT_TICK_S") == 0:
+            nb_tick = w["batches_s"] * k("COMPACT_TICK_S")
+            late_y = [nb_tick * (1 - (1 - p) ** (w["n"] * q)) >= k("MIN_FILES") for p in shares]
+            rw = compaction(q0, files0, today_c, day_c, late_y, shares, demand * k("COMPACT_TICK_S") / step, meta)
+            q0 = files0 = 0.0
+        rw_snaps_s = rw["snaps"] / k("COMPACT_TICK_S") / max(1.0, c["rho"]) if rw else 0.0
+        # manifests: one per snapshot since the last merge (merged past MERGE_PAST), plus the
+        # 8 MiB manifests the live entries fill (snapshot.rs MergePolicy never merges those)
+        small += commits + rw_snaps_s * step
+        small = small - k("MERGE_PAST") if small > k("MERGE_PAST") else small
+        live = live0 + today_c / k("TARGET_FILE_BYTES") + k("HISTORY_DAYS") * day_files
+        big = live * k("ENTRY_BYTES") // k("MANIFEST_TARGET")
+        kept = (commits / step + rw_snaps_s) * k("SNAPSHOT_MAX_AGE_S") + k("EXPIRE_BATCH")
+        meta = k("META_BASE") + kept * (k("SNAP_BYTES") + min(c["m"], k("LISTED_BATCH_IDS")) * 21)
+        deletes_s = (rw["deletes"] / k("COMPACT_TICK_S") if rw else 0) + 3 * demand / step
+        rw_rho = rw["busy"] / k("COMPACT_TICK_S") if rw else 0.0
+        other = rw_rho + deletes_s * k("S3_DELETE_MS") / 1000 / k("DELETE_PARALLEL")
+        rows.append(dict(t=t, rate=rate, q=q, w=w, c=c, rw=rw, rw_rho=rw_rho, del_rho=other - rw_rho,
+                         manifests=big + max(1, small), live=live, manifest_bytes=live * k("ENTRY_BYTES"),
+                         meta=meta, commits=demand))
+    return rows
+
+
+def saturation():
+    """The committer's demand at noon against the ingest rate: where appends alone, and all its
+    work (appends, rewrites, deletes), reach 1."""
+    curve = []
+    for fpm in [100 * 1.25**i for i in range(37)]:
+        c = simulate(fpm=fpm, t0=11 * 3600, t1=12 * 3600 + 300)[-1]["c"]
+        curve.append((fpm, c["rho"], c["rho_append"]))
+
+    def first(i):
+        return next((f for f, *r in curve if r[i] >= 1), None)
+
+    return first(0), first(1), curve
+
+
+# ---------------------------------------------------------------- totals and cost
+def totals(rows, step=60):
+    s = dict(events=0.0, avro=0.0, req={}, cost={}, gbs={"writer": 0.0, "committer": 0.0, "compactor": 0.0})
+    req = s["req"]
+
+    def add(name, n):
+        req[name] = req.get(name, 0.0) + n
+
+    for r in rows:
+        w, c, rw = r["w"], r["c"], r["rw"]
+        ev = r["rate"] * step * k("EVENTS_PER_FILE")
+        s["events"] += ev
+        s["avro"] += ev * k("AVRO_B_PER_EVENT")
+        nb = w["batches_s"] * step
+        s["gbs"]["writer"] += w["gbs"] * step
+        s["gbs"]["committer"] += min(1.0, r["c"]["rho"]) * step * k("COMMITTER_MB") / 1024
+        add("Lambda invocations", nb + r["commits"])
+        add("S3 GET landing objects", nb * w["b"])
+        add("S3 PUT data files (writers)", nb * (w["d"] + w["claim"]))
+        add("S3 GET writers' metadata.json refresh", w["conc"] * step / 60)
+        add("S3 PUT commit metadata (manifest, list, metadata.json)", 3 * r["commits"])
+        add("S3 GET claim checks", r["commits"] * c["m"] * w["claim"])
+        add("SQS ingest queue (S3 send, receive, delete)", nb * (w["b"] + 2 * math.ceil(w["b"] / 10)))
+        chunks = 1 if w["claim"] else math.ceil(w["msg"] / 65536)
+        add("SQS commit queue (send, receive, delete)", nb * (2 * chunks + 0.1))
+        add("DynamoDB RRU", nb * w["b"] * 2 + r["commits"] * (1 + 1 / k("EXPIRE_BATCH")) + w["conc"] * step / 60)
+        add("DynamoDB WRU", nb * w["b"] * 2 + r["commits"] * 8)
+        add("CloudWatch Logs GB", (nb * (w["b"] * k("LOG_BYTES_OBJECT") + k("LOG_BYTES_INVOKE"))
+                                   + r["commits"] * k("LOG_BYTES_INVOKE")) / GB)
+        if rw and (r["t"] + step) % k("COMPACT_TICK_S") == 0:
+            s["gbs"]["compactor"] += rw["inv_s"] * k("COMPACTOR_MB") / 1024
+            add("Lambda invocations", rw["inv_s"] / k("COMPACT_TIMEOUT_S") + 1)
+            add("S3 GET compaction inputs + references", rw["gets"])
+            add("S3 GET compactor plan (every manifest)", r["manifests"] + 2)
+            add("S3 PUT compaction outputs, rewrites", rw["puts"] + rw["manifests_rewritten"] + 3 * rw["snaps"]
+                + rw["tasks"] * rw["claim"])
+            add("SQS commit queue (send, receive, delete)", rw["tasks"] * 2.1)
+            add("DynamoDB WRU", rw["snaps"] * 6)
+    p = s["cost"]
+    p["Lambda writer"] = s["gbs"]["writer"] * k("LAMBDA_GB_S")
+    p["Lambda committer"] = s["gbs"]["committer"] * k("LAMBDA_GB_S")
+    p["Lambda compactor"] = s["gbs"]["compactor"] * k("LAMBDA_GB_S")
+    p["Lambda requests"] = req["Lambda invocations"] * k("LAMBDA_REQ")
+    p["S3 PUT"] = sum(v for n, v in req.items() if n.startswith("S3 PUT")) * k("S3_PUT")
+    p["S3 GET"] = sum(v for n, v in req.items() if n.startswith("S3 GET")) * k("S3_GET")
+    p["SQS"] = sum(v for n, v in req.items() if n.startswith("SQS")) * k("SQS_REQ")
+    p["DynamoDB"] = req["DynamoDB WRU"] * k("DDB_WRU") + req["DynamoDB RRU"] * k("DDB_RRU")
+    p["CloudWatch Logs"] = req["CloudWatch Logs GB"] * k("CW_LOGS_GB")
+    return s
+
+
+# ---------------------------------------------------------------- report
+def fmt(x, d=0):
+    if x >= 1e9:
+        return f"{x / 1e9:,.{max(d, 1)}f} B"
+    if x >= 1e6:
+        return f"{x / 1e6:,.{max(d, 1)}f} M"
+    return f"{x:,.{d}f}"
+
+
+def scenario(name, diurnal):
+    rows = simulate(diurnal)
+    s = totals(rows)
+    mid = rows[len(rows) // 2]
+    sat, sat_append, curve = saturation()
+    return dict(name=name, rows=rows, s=s, mid=mid, sat=sat, sat_append=sat_append, curve=curve)
+
+
+def report(scs, args, measured):
+    base = scs[0]
+    s, mid = base["s"], base["mid"]
+    tb = s["avro"] / TB
+    lines = [f"Generated by `tests/bench/model.py` on {time.strftime('%Y-%m-%d')} "
+             f"({'diurnal' if args.diurnal else 'flat'} {k('FILES_PER_MIN'):,} files/min; measurements "
+             f"{'taken by this run' if measured else 'from the defaults (--quick)'}). Reproduce with:",
+             "", "    make bench-model        # or:",
+             f"    .venv/bin/python tests/bench/model.py --bench-json target/bench/bench.json --doc docs/PERFORMANCE.md"
+             + (" --diurnal" if args.diurnal else ""), "",
+             f"Workload: {fmt(s['events'], 1)} events/day, {tb:,.1f} TB of Avro a day "
+             f"({k('AVRO_B_PER_EVENT'):.0f} B/event), one table partitioned by day and {k('TENANTS')} Zipf-{k('ZIPF_S')} "
+             "tenants. Scenarios: **as deployed** is `infra/` with its defaults and the code as it is; "
+             "**tuned** changes the knobs listed under the table (some are code changes, marked).", "",
+             "| per role (midday, flat) | " + " | ".join(x["name"] for x in scs) + " |",
+             "|---|" + "---:|" * len(scs)]
+
+    def row(label, f):
+        lines.append(f"| {label} | " + " | ".join(f(x) for x in scs) + " |")
+
+    row("writer batch: files / data files written", lambda x: f"{x['mid']['w']['b']:.0f} / {x['mid']['w']['d']:.0f}")
+    row("writer memory (MB), wall per batch (s)", lambda x: f"{x['mid']['w']['mem']} MB, {x['mid']['w']['wall']:.2f} s")
+    row("writer concurrency needed (cap)", lambda x: f"{x['mid']['w']['conc']:,.0f} ({k('WRITER_MAX_CONCURRENCY')})")
+    row("data files written per minute", lambda x: fmt(x["mid"]["w"]["files_s"] * 60, 1))
+    row("manifest message (KB), claim-checked", lambda x: f"{x['mid']['w']['msg'] / 1e3:,.0f}, {'yes' if x['mid']['w']['claim'] else 'no'}")
+    row("manifests per commit (cap by batch / 6 MB payload)", lambda x: f"{x['mid']['c']['m']:,.0f} ({x['mid']['c']['cap']})")
+    row("files per commit", lambda x: f"{x['mid']['c']['files']:,.0f}")
+    row("commit time (s), interval (s)", lambda x: f"{x['mid']['c']['t']:.2f}, {x['mid']['c']['interval']:.1f}")
+    row("committer demand: appends + rewrites + deletes", lambda x: f"{x['mid']['c']['rho_append']:.2f} + {x['mid']['rw_rho']:.2f} + {x['mid']['del_rho']:.2f} = **{x['mid']['c']['rho']:.2f}**")
+    row("commit queue backlog growth (manifests/h)", lambda x: f"{x['mid']['c']['backlog_h']:,.0f}")
+    row("one committer saturates at (files/min): appends alone / all work",
+        lambda x: " / ".join(f"{v:,.0f}" if v else "> 1.1 M" for v in (x["sat_append"], x["sat"])))
+    row("compaction tasks per 5-min tick (deployed cap)", lambda x: f"{x['mid']['rw']['tasks']:,.0f} ({k('COMPACT_MAX_TASKS')})")
+    row("compactor concurrency needed (deployed: 1 per tick)", lambda x: f"{x['mid']['rw']['inv_s'] / k('COMPACT_TICK_S'):,.1f}")
+    row("dedup references read per tick (GB)", lambda x: f"{x['mid']['rw']['refs'] / GB:,.0f}")
+    row("manifests in the snapshot (min - max over the day)",
+        lambda x: f"{min(r['manifests'] for r in x['rows']):,.0f} - {max(r['manifests'] for r in x['rows']):,.0f}")
+    row("live data files (manifest entries), end of day", lambda x: fmt(x["rows"][-1]["live"], 1))
+    row("manifest bytes the compactor reads per tick (GB)", lambda x: f"{x['rows'][-1]['manifest_bytes'] / GB:,.1f}")
+    row("metadata.json (MB), snapshots kept", lambda x: f"{x['mid']['meta'] / MB:.2f}, "
+        f"{(x['mid']['meta'] - k('META_BASE')) / (k('SNAP_BYTES') + min(x['mid']['c']['m'], 50) * 21):,.0f}")
+    lines += ["", "Requests per day:", "", "| requests per day | " + " | ".join(x["name"] for x in scs) + " |",
+              "|---|" + "---:|" * len(scs)]
+    for name in base["s"]["req"]:
+        row(name, lambda x, n=name: fmt(x["s"]["req"].get(n, 0), 1))
+    lines += ["", "Cost at list prices (compute and requests; storage apart):", "",
+              "| $ per TB of Avro ingested | " + " | ".join(x["name"] for x in scs) + " |", "|---|" + "---:|" * len(scs)]
+    for name in base["s"]["cost"]:
+        row(name, lambda x, n=name: f"{x['s']['cost'][n] / (x['s']['avro'] / TB):,.2f}")
+    row("**total per TB**", lambda x: f"**{sum(x['s']['cost'].values()) / (x['s']['avro'] / TB):,.2f}**")
+    row("total per day", lambda x: f"${sum(x['s']['cost'].values()):,.0f}")
+    fh = k("FIREHOSE_ICEBERG_PER_GB") * s["avro"] / GB
+    lines += ["", f"**Firehose to Iceberg** on the same volume ({s['avro'] / GB:,.0f} GB/day of Avro): "
+              f"${fh:,.0f}/day, ${fh / tb:,.2f} per TB at ${k('FIREHOSE_ICEBERG_PER_GB')}/GB "
+              "(`FIREHOSE_ICEBERG_PER_GB`, to be checked against the price page). It would ingest records (JSON), "
+              "not Avro files, so its billed GB are larger than the Avro bytes, and Direct PUT bills records "
+              "in 5 KB increments: this is its lower bound. It also replaces the producers' landing PUTs "
+              f"(${s['avro'] / k('AVRO_B_PER_EVENT') / k('EVENTS_PER_FILE') * k('S3_PUT') / tb:,.2f}/TB, not counted above).",
+              "", f"Storage, apart: a day of compacted Parquet is {s['avro'] * k('PARQUET_C_RATIO') / TB:,.1f} TB "
+              f"(${s['avro'] * k('PARQUET_C_RATIO') / GB * k('S3_GB_MONTH'):,.0f} per month kept); the ledger grows by "
+              f"{s['avro'] / k('AVRO_B_PER_EVENT') / k('EVENTS_PER_FILE') * k('LEDGER_ITEM_BYTES') / GB:,.1f} GB a day "
+              f"(${s['avro'] / k('AVRO_B_PER_EVENT') / k('EVENTS_PER_FILE') * k('LEDGER_ITEM_BYTES') / GB * k('DDB_GB_MONTH'):,.2f} "
+              "per month per day kept, no TTL on ledger items)."]
+    lines += ["", "![Lambda concurrency per role](img/model-concurrency.png)",
+              "![Committer utilisation against ingest rate](img/model-committer.png)",
+              "![Cost per TB by component](img/model-cost.png)", "",
+              "AWS requests per unit of work, counted from the code (n = objects in a writer batch, "
+              "S = sources in a commit):", "", "| per | request | count | where |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | `{d}` |" for a, b, c, d in REQUESTS]
+    lines += ["", "Polling: the SQS event sources' pollers are AWS's; at this load every ReceiveMessage returns "
+              "a full 10 messages, so receives = messages/10, and idle long polls (a few per poller per 20 s) are "
+              "left out. The catalog priced is DynamoDB (`catalog = \"dynamodb\"`, the default); with Glue, "
+              "the pointer is a GetTable and an UpdateTable per commit (Glue requests, $1 per million after the "
+              "first million a month). The orphan sweep (daily) and EMF custom metrics are left out.",
+              "", "Assumptions (`--set NAME=VALUE` overrides any):", "", "| name | value | source |", "|---|---|---|"]
+    lines += [f"| `{n}` | {v:.6g} | {src} |" for n, (v, src) in K.items()]
+    return "\n".join(lines)
+
+
+def plots(scs, img):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    img.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    for x, style in zip(scs, ["-", "--"]):
+        hours = [r["t"] / 3600 for r in x["rows"]]
+        comp = [(r["rw"]["inv_s"] / k("COMPACT_TICK_S")) if r["rw"] else 0 for r in x["rows"]]
+        ax.plot(hours, [r["w"]["conc"] for r in x["rows"]], style, color="C0", label=f"writers ({x['name']})")
+        ax.plot(hours, comp, style, color="C1", label=f"compactors ({x['name']})")
+        ax.plot(hours, [min(1, r["c"]["rho"]) for r in x["rows"]], style, color="C2", label=f"committer ({x['name']})")
+    ax.axhline(k("WRITER_MAX_CONCURRENCY"), color="grey", lw=0.8, ls=":", label="writer_max_concurrency")
+    ax.set_yscale("log")
+    ax.set_xlabel("hour of the simulated day (UTC)")
+    ax.set_ylabel("concurrent executions")
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(img / "model-concurrency.png", dpi=90)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    for i, x in enumerate(scs):
+        fs = [f for f, *_ in x["curve"]]
+        ax.plot(fs, [r for _, r, _ in x["curve"]], color=f"C{i}", label=f"{x['name']}: all its work")
+        ax.plot(fs, [r for _, _, r in x["curve"]], ":", color=f"C{i}", label=f"{x['name']}: appends alone")
+        for sat in (x["sat"], x["sat_append"]):
+            if sat:
+                ax.plot([sat], [1], "o", color=f"C{i}")
+                ax.annotate(f"{sat:,.0f}/min", (sat, 1), fontsize=7, xytext=(3, -12), textcoords="offset points")
+    ax.axhline(1, color="black", lw=0.8)
+    ax.axvline(k("FILES_PER_MIN"), color="red", lw=1, label=f"target {k('FILES_PER_MIN'):,}/min")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("ingest rate (Avro files per minute)")
+    ax.set_ylabel("committer busy fraction needed")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(img / "model-committer.png", dpi=90)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    names = list(scs[0]["s"]["cost"]) + ["Firehose (Iceberg)"]
+    width = 0.8 / len(scs)
+    for i, x in enumerate(scs):
+        tb = x["s"]["avro"] / TB
+        vals = [x["s"]["cost"][n] / tb for n in names[:-1]] + [0]
+        ax.bar([j + i * width for j in range(len(names))], vals, width, label=x["name"])
+    ax.bar(len(names) - 1, k("FIREHOSE_ICEBERG_PER_GB") * 1000, width, color="grey", label="Firehose list price")
+    ax.set_xticks([j + width / 2 for j in range(len(names))], names, rotation=35, ha="right", fontsize=7)
+    ax.set_ylabel("$ per TB of Avro ingested")
+    ax.set_yscale("symlog", linthresh=1)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(img / "model-cost.png", dpi=90)
+    plt.close(fig)
+
+
+TUNED = {  # what the model says it takes; (code) marks a change to the code, not a knob
+    "WRITER_BATCH": 1000,        # infra writer_batch_size (needs writer_batching_window_seconds ~20)
+    "EXPECTED_OBJECT_MB": 0.61,  # infra expected_object_mb = the real object size: ~1984 MB writers
+    "COMMITTER_MB": 1769,        # infra committer_memory_mb: one full vCPU
+    "LEDGER_PARALLEL": 64,       # (code) ledger UpdateItems 64 at a time
+    "DELETE_PARALLEL": 64,       # (code) deletes of expired files 64 at a time (or DeleteObjects)
+    "REWRITES_PER_SNAPSHOT": 1e9,  # (code) one snapshot per committer batch of rewrites
+    "REF_READ_FRACTION": 0.12,   # (code) ranged GETs of the key column chunk only
+    "REFS_SHARED": 1,            # (code) a partition's references read once per tick, not per task
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--floe", default="target/release/floe")
+    ap.add_argument("--bench-json", help="output of `floe bench --json`")
+    ap.add_argument("--doc", help="write the report between the model markers of this Markdown file")
+    ap.add_argument("--img-dir", default="docs/img")
+    ap.add_argument("--quick", action="store_true", help="measure nothing: use the defaults in K")
+    ap.add_argument("--diurnal", action="store_true", help="shape the day (peak 14:00 UTC) instead of flat")
+    ap.add_argument("--commit-ms", type=float, help="skip measuring: commit CPU ms (COMMIT_MS)")
+    ap.add_argument("--append-file-ms", type=float, help="skip measuring: ms per file appended")
+    ap.add_argument("--compact-mb-per-cpu-s", type=float, help="skip measuring: compaction MB/CPU-s")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    a = ap.parse_args()
+    if a.bench_json:
+        b = json.load(open(a.bench_json))
+        by = {r["name"]: r for r in b["results"]}
+        K["WRITER_EV_CPU_S"][0] = by["writer path"]["events_per_cpu_s"]
+        K["DECODE_EV_CPU_S"][0] = by["decode arrow-avro"]["events_per_cpu_s"]
+        K["AVRO_B_PER_EVENT"][0] = b["avro_bytes"] / b["events"]
+    measured = not (a.quick or a.commit_ms is not None)
+    if measured:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, value in measure(a.floe, Path(tmp)).items():
+                K[name][0] = value
+    for flag, name in [(a.commit_ms, "COMMIT_MS"), (a.append_file_ms, "APPEND_FILE_MS"),
+                       (a.compact_mb_per_cpu_s, "COMPACT_MB_CPU_S")]:
+        if flag is not None:
+            K[name][0] = flag
+    for kv in a.set:
+        name, value = kv.split("=", 1)
+        if name not in K:
+            raise SystemExit(f"unknown assumption {name}; known: {', '.join(K)}")
+        K[name][0] = float(value)
+    deployed = scenario("as deployed", a.diurnal)
+    saved = {n: K[n][0] for n in TUNED}
+    for n, v in TUNED.items():
+        K[n][0] = v
+    tuned = scenario("tuned", a.diurnal)
+    for n, v in saved.items():
+        K[n][0] = v
+    text = report([deployed, tuned], a, measured)
+    text += "\n\nThe **tuned** scenario sets: " + ", ".join(
+        f"`{n}` = {v:g}" + (" (code)" if n in ("LEDGER_PARALLEL", "DELETE_PARALLEL", "REWRITES_PER_SNAPSHOT",
+                                                "REF_READ_FRACTION", "REFS_SHARED") else " (infra)") for n, v in TUNED.items()) + "."
+    print(text)
+    plots([deployed, tuned], Path(a.img_dir))
+    if a.doc:
+        replace_block(Path(a.doc), "model", text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
