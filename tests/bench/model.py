@@ -24,6 +24,8 @@ import json
 import math
 import os
 import re
+import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -110,6 +112,8 @@ K = {
     "SOURCE_REF_JSON": [350, "SourceRef JSON per source object (message.rs; URI, id, size, rows, version)"],
     "PATH_BYTES": [160, "one data file path in a rewrite request's removed list"],
     "KEY_BYTES_PER_ROW": [16, "event_id uuid, fixed[16], incompressible: the dedup key column per row"],
+    "KEY_ROW_NS": [100, "decode + box + hash-set insert of one reference key (compact/mod.rs reference_keys; assumed)"],
+    "KEY_SET_BYTES": [48, "memory per reference key: Box<[u8]> of a 17-byte row + HashSet slot (assumed)"],
     "LOG_BYTES_OBJECT": [300, "writer JSON log line per object read (RUST_LOG=info, pipeline/write.rs)"],
     "LOG_BYTES_INVOKE": [1500, "EMF line + writer/committer batch lines + START/END/REPORT per invocation"],
     "LEDGER_ITEM_BYTES": [300, "DynamoDB ledger item (pk table|uri#etag, state, snapshot ids); kept forever"],
@@ -143,6 +147,8 @@ REQUESTS = [
     ("writer batch", "SQS receive / DeleteMessageBatch (event source)", "ceil(n/10) each", "infra/functions.tf aws_lambda_event_source_mapping.writer"),
     ("warm writer, per 60 s", "DynamoDB GetItem + S3 GET metadata.json", "1 + 1", "lambda/writer.rs writer_table -> create::load_checked"),
     ("source object", "SQS SendMessage by S3 notification", "1", "infra/storage.tf bucket notification"),
+    ("writer", "S3 HEAD", "0 in steady state: only for a notification without size/ETag, or a PUT conflict",
+     "lambda/mod.rs handle_writer, write.rs put_data_file"),
     ("commit", "DynamoDB PutItem lock / DeleteItem release", "1 + 1 WRU", "commit/mod.rs acquire, commit_table -> DynamoDbLock"),
     ("commit", "DynamoDB GetItem pointer", "1 RRU", "commit/mod.rs state -> DynamoDbTablePointer::load"),
     ("commit", "DynamoDB BatchGetItem ledger", "ceil(S/100) calls, S RRU", "commit/append.rs commit_appends -> lookup"),
@@ -160,48 +166,39 @@ REQUESTS = [
 ]
 
 
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, check=True, **kw)
-
-
-def cpu_wait(cmd):
-    """Runs cmd; returns (stdout, CPU seconds of the child, wall seconds)."""
-    t = time.time()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    out = p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    if os.waitstatus_to_exitcode(status) not in (0, 2):
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{out}")
-    return out, ru.ru_utime + ru.ru_stime, time.time() - t
+def run(cmd):
+    """Runs cmd (exit 0); returns its output and the CPU seconds it used (rusage of children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, check=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return out, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def measure(floe, work):
     """Commit and compaction costs and byte ratios from the binary (about a minute)."""
     m = {}
     bt = work / "bt.csv"
-    out = run([floe, "bench-table", "--out", str(bt), "--commits", "300", "--compact-every", "100"]).stdout
+    out, _ = run([floe, "bench-table", "--out", bt, "--commits", "300", "--compact-every", "100"])
     rows = [r for r in csv.DictReader(open(bt)) if r["kind"] == "append" and int(r["commit"]) > 120]
     m["COMMIT_MS"] = statistics.median(float(r["latency_ms"]) for r in rows)
     fit = statistics.linear_regression([float(r["snapshots"]) for r in rows], [float(r["metadata_bytes"]) for r in rows])
     m["SNAP_BYTES"], m["META_BASE"] = fit.slope, fit.intercept
     m["BENCH_TABLE_WA"] = float(re.search(r"write amplification\s+([\d.]+)", out).group(1))
     gen, wh = work / "gen", work / "wh"
-    run([floe, "gen", "--out", str(gen), "--files", "100", "--events-per-file", str(k("EVENTS_PER_FILE")),
-         "--tenants", str(k("TENANTS")), "--dup-rate", "0.01"])
+    run([floe, "gen", "--out", gen, "--files", 100, "--events-per-file", k("EVENTS_PER_FILE"),
+         "--tenants", k("TENANTS"), "--dup-rate", 0.01])
     avro = sum(p.stat().st_size for p in gen.glob("*.avro"))
-    run([floe, "ingest", str(gen), "--warehouse", str(wh), "--table", "m.events", "--partition-by",
+    run([floe, "ingest", gen, "--warehouse", wh, "--table", "m.events", "--partition-by",
          "day(event_time),identity(tenant_id)", "--sort-by", "tenant_id,event_time", "--dedup-key", "event_id",
-         "--writers", "1", "--batch-objects", "10", "--metrics-json", str(work / "m.json")])
+         "--writers", 1, "--batch-objects", 10, "--metrics-json", work / "m.json"])
     obs = json.load(open(work / "m.json"))["observed"]
     lat, files = obs["commit_latency_ms"], obs["files_per_commit"]
     m["APPEND_FILE_MS"] = max(0.0, (lat["sum"] - lat["count"] * m["COMMIT_MS"]) / files["sum"])
     table = wh / "m.db" / "events"
     l0 = sum(p.stat().st_size for p in (table / "data").rglob("*.parquet"))
     m["PARQUET_L0_RATIO"] = l0 / avro
-    manifests = [p for p in (table / "metadata").glob("*-m*.avro")]
-    m["ENTRY_BYTES"] = sum(p.stat().st_size for p in manifests) / files["sum"]
-    out, cpu, _ = cpu_wait([floe, "compact", "--warehouse", str(wh), "--table", "m.events", "--full",
-                            "--parallelism", "1"])
+    m["ENTRY_BYTES"] = sum(p.stat().st_size for p in (table / "metadata").glob("*-m*.avro")) / files["sum"]
+    out, cpu = run([floe, "compact", "--warehouse", wh, "--table", "m.events", "--full", "--parallelism", 1])
     got = re.search(r"(\d+) file\(s\) merged into (\d+).*?([\d.]+) MB read.*? in ([\d.]+) s; (\d+) rewrite", out, re.S)
     n_in, n_out, mb_read, task_s, rewrites = (float(x) for x in got.groups())
     m["COMPACT_MB_CPU_S"] = mb_read / task_s
@@ -303,7 +300,7 @@ def chain(c, mt):
     return (c - 1) * mt if k("REFS_SHARED") else c * (c - 1) / 2 * mt
 
 
-def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta):
+def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, live):
     """One compactor tick for the L0 bytes q0 (files0 files) written since the last one: tasks,
     bytes, requests, Lambda-seconds, and the committer's time for the rewrites
     (compact/plan.rs plan_partition, compact/mod.rs run_task, commit/rewrite.rs, snapshot.rs)."""
@@ -316,14 +313,19 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta):
         t0, t2 = t0 + c0 + y, t2 + c2
         refs += (1 if k("REFS_SHARED") else c0) * today_c * p + y * yest_c * p  # late rows: yesterday's too
         ch0, ch2 = ch0 + chain(c0, mt), ch2 + chain(max(c2, 1), mt)
-    tasks, n_out, key = t0 + t2, 2 * q1 / tgt + len(shares) * 2, k("KEY_BYTES_PER_ROW") / (
-        k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO"))
+    tasks, n_out = t0 + t2, 2 * q1 / tgt + len(shares) * 2
     whole = refs + ch0 + ch2  # read whole by the code (REF_READ_FRACTION 1)
     gets = files0 + n_out / 2 + refs / tgt + ch0 / max(q0 / max(files0, 1), 1) + ch2 / tgt
     io = gets * k("S3_GET_MS") / 1000 + (q0 + q1 + whole * k("REF_READ_FRACTION")) / (k("S3_MBPS") * MB)
     io += n_out * put_s(min(tgt, q1 * 2 / n_out)) + tasks * k("SQS_MS") / 1000
-    cpu = (q0 + q1 + whole * key) / (k("COMPACT_MB_CPU_S") * MB * k("ARM_SPEED"))
+    rows_per_byte = 1 / (k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO"))
+    cpu = (q0 + q1) / (k("COMPACT_MB_CPU_S") * MB * k("ARM_SPEED")) + whole * rows_per_byte * k("KEY_ROW_NS") / 1e9
+    # the hottest partition's task holds its references (bytes read) and a set of all their keys
+    hot = today_c * shares[0]
+    hot_mem = hot * k("REF_READ_FRACTION") + hot * rows_per_byte * k("KEY_SET_BYTES") + k("MAX_TASK_BYTES")
     inv_s = io / k("COMPACT_PARALLEL") + cpu / (k("COMPACTOR_MB") / k("MB_PER_VCPU"))
+    # planning reads every manifest of the snapshot (compact/mod.rs plan_table), parsed like a rewrite
+    inv_s += get_s(live * k("ENTRY_BYTES")) + live * k("REWRITE_ENTRY_MS") / 1000 / vcpu(k("COMPACTOR_MB"))
     req = files0 / max(t0, 1) * k("PATH_BYTES") + n_out / tasks * k("FILE_META_JSON")
     claim = req > k("CLAIM_CHECK_BYTES")
     # A rewrite snapshot rewrites every manifest holding a file it removes: every append manifest
@@ -339,7 +341,7 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta):
     deletes = files0 + n_out / 2 + snaps * 2 + l0_snaps * touched  # expired: L0, L1 files, lists, manifests
     return dict(tasks=tasks, snaps=snaps, refs=whole * k("REF_READ_FRACTION"), gets=gets, puts=n_out,
                 inv_s=inv_s, busy=busy, claim=claim, manifests_rewritten=l0_snaps * touched + snaps, deletes=deletes,
-                n_out=n_out)
+                n_out=n_out, hot_mem=hot_mem, q0=q0)
 
 
 # ---------------------------------------------------------------- the day
@@ -363,18 +365,17 @@ def simulate(diurnal=False, fpm=None, t0=0, t1=86400, step=60):
         files0 += w["files_s"] * step
         today_c += ev * (1 - q) * k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO")
         commits, demand = c["served"] * step / c["m"], w["batches_s"] * step / c["m"]
-        live0 = files0
+        live = files0 + today_c / k("TARGET_FILE_BYTES") + k("HISTORY_DAYS") * day_files
         if (t + step) % k("COMPACT_TICK_S") == 0:
             nb_tick = w["batches_s"] * k("COMPACT_TICK_S")
             late_y = [nb_tick * (1 - (1 - p) ** (w["n"] * q)) >= k("MIN_FILES") for p in shares]
-            rw = compaction(q0, files0, today_c, day_c, late_y, shares, demand * k("COMPACT_TICK_S") / step, meta)
+            rw = compaction(q0, files0, today_c, day_c, late_y, shares, demand * k("COMPACT_TICK_S") / step, meta, live)
             q0 = files0 = 0.0
         rw_snaps_s = rw["snaps"] / k("COMPACT_TICK_S") / max(1.0, c["rho"]) if rw else 0.0
         # manifests: one per snapshot since the last merge (merged past MERGE_PAST), plus the
         # 8 MiB manifests the live entries fill (snapshot.rs MergePolicy never merges those)
         small += commits + rw_snaps_s * step
         small = small - k("MERGE_PAST") if small > k("MERGE_PAST") else small
-        live = live0 + today_c / k("TARGET_FILE_BYTES") + k("HISTORY_DAYS") * day_files
         big = live * k("ENTRY_BYTES") // k("MANIFEST_TARGET")
         kept = (commits / step + rw_snaps_s) * k("SNAPSHOT_MAX_AGE_S") + k("EXPIRE_BATCH")
         meta = k("META_BASE") + kept * (k("SNAP_BYTES") + min(c["m"], k("LISTED_BATCH_IDS")) * 21)
@@ -391,12 +392,16 @@ def saturation():
     """The committer's demand at noon against the ingest rate: where appends alone, and all its
     work (appends, rewrites, deletes), reach 1."""
     curve = []
-    for fpm in [100 * 1.25**i for i in range(37)]:
+    for fpm in [50 * 1.25**i for i in range(40)]:
         c = simulate(fpm=fpm, t0=11 * 3600, t1=12 * 3600 + 300)[-1]["c"]
         curve.append((fpm, c["rho"], c["rho_append"]))
 
-    def first(i):
-        return next((f for f, *r in curve if r[i] >= 1), None)
+    def first(i):  # log-linear interpolation of the first crossing of 1
+        for (f0, *r0), (f1, *r1) in zip(curve, curve[1:]):
+            if r1[i] >= 1 > r0[i]:
+                x = math.log(1 / r0[i]) / math.log(r1[i] / r0[i])
+                return f0 * (f1 / f0) ** x
+        return curve[0][0] if curve[0][1 + i] >= 1 else None
 
     return first(0), first(1), curve
 
@@ -453,99 +458,158 @@ def totals(rows, step=60):
 
 
 # ---------------------------------------------------------------- report
-def fmt(x, d=0):
-    if x >= 1e9:
-        return f"{x / 1e9:,.{max(d, 1)}f} B"
-    if x >= 1e6:
-        return f"{x / 1e6:,.{max(d, 1)}f} M"
-    return f"{x:,.{d}f}"
+def outgrows(tenant):
+    """Seconds after midnight when tenant's day-partition references (bytes read + key set)
+    exceed the compactor's memory (compact/mod.rs reference_keys holds them all)."""
+    rows_s = k("FILES_PER_MIN") / 60 * k("EVENTS_PER_FILE") * tenant_shares()[tenant]
+    per_row = k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO") * k("REF_READ_FRACTION") + k("KEY_SET_BYTES")
+    return k("COMPACTOR_MB") * MIB / (rows_s * per_row)
+
+
+def hms(sec):
+    return f"{sec:,.0f} s" if sec < 600 else f"{sec / 3600:,.1f} h"
+
+
+def fmt(x):
+    return f"{x / 1e9:,.1f} B" if x >= 1e9 else f"{x / 1e6:,.1f} M" if x >= 1e6 else f"{x:,.0f}"
 
 
 def scenario(name, diurnal):
     rows = simulate(diurnal)
-    s = totals(rows)
-    mid = rows[len(rows) // 2]
     sat, sat_append, curve = saturation()
-    return dict(name=name, rows=rows, s=s, mid=mid, sat=sat, sat_append=sat_append, curve=curve)
+    return dict(name=name, rows=rows, s=totals(rows), mid=rows[len(rows) // 2], sat=sat, sat_append=sat_append,
+                curve=curve, og=(outgrows(0), outgrows(int(k("TENANTS")) - 1)))
+
+
+def per_tb(x, n=None):
+    return (x["s"]["cost"][n] if n else sum(x["s"]["cost"].values())) / (x["s"]["avro"] / TB)
+
+
+def findings(dep, tun):
+    w, c, rw, tw, tc = dep["mid"]["w"], dep["mid"]["c"], dep["mid"]["rw"], tun["mid"]["w"], tun["mid"]["c"]
+    fh = k("FIREHOSE_ICEBERG_PER_GB") * 1000
+    return [
+        f"- **Writers.** Every 3,500-event file holds nearly all {k('TENANTS')} tenants, so a writer batch of "
+        f"{w['b']:.0f} files (the deployed SQS batch size) writes {w['d']:.0f} Parquet files, uploaded one after "
+        f"another: {w['wall']:.1f} s a batch, {w['conc']:,.0f} concurrent writers against the event source's cap of "
+        f"{k('WRITER_MAX_CONCURRENCY')}, and {fmt(dep['s']['req']['S3 PUT data files (writers)'])} data-file PUTs a "
+        f"day. Batches of {tw['b']:.0f} files write the same ~100 files for 100 times the rows: "
+        f"{tw['conc']:,.0f} writers, whose time then goes to reading their objects one at a time.",
+        f"- **Committer.** Appends alone saturate one committer at **{dep['sat_append']:,.0f} files/min** as "
+        f"deployed: each source costs two DynamoDB UpdateItems awaited in turn (ledger pending, then committed), "
+        f"and the Lambda's 6 MB event caps a batch at {c['cap']} manifests of {w['msg'] / 1e3:.0f} KB. With the "
+        f"work compaction gives it (one snapshot per rewrite request, each rewriting the manifests that hold its "
+        f"files, one PUT at a time) and the deletes of expired files (one at a time, ~{w['d'] / w['b']:.0f} data "
+        f"files per Avro file), it saturates at **{dep['sat']:,.0f} files/min**; at the target it would need "
+        f"{c['rho']:,.0f} times its time. Bigger writer batches, ledger writes and deletes in parallel and one "
+        f"snapshot per batch of rewrites (the *tuned* column) bring it to {tc['rho']:.2f} busy at the target, "
+        f"saturating at {tun['sat']:,.0f} files/min.",
+        f"- **Compactors.** A tick plans ~{rw['tasks']:,.0f} tasks (the hot tenant's ~{rw['q0'] * tenant_shares()[0] / k('MAX_TASK_BYTES'):,.0f} of 512 MiB "
+        "alone) where the deployed schedule runs 16 from one invocation. Worse, every L0 task of a partition "
+        "reads all the partition's compacted files whole as dedup references and keeps every key in a hash set "
+        "(compact/mod.rs run_task, reference_keys): with day partitions the hottest tenant's references outgrow "
+        f"a {k('COMPACTOR_MB'):,.0f} MB compactor {hms(dep['og'][0])} after midnight and the coldest tenant's after "
+        f"{hms(dep['og'][1])}, and a noon tick would read {rw['refs'] / TB:,.0f} TB. Reading only the key column, once "
+        "per partition, cuts the bytes (tuned) but not the key set: exact dedup against a whole day partition does "
+        "not scale to this workload as designed; it needs a bounded index of keys (or smaller partitions to dedup in).",
+        f"- **Metadata.** The manifest sawtooth (1-{k('MERGE_PAST') + 1}) rides on the 8 MiB manifests that hold the "
+        f"table's live files ({fmt(tun['rows'][-1]['live'])} with {k('HISTORY_DAYS'):.0f} days kept, "
+        f"{tun['rows'][-1]['manifest_bytes'] / GB:,.1f} GB of manifests), which every compactor tick reads and holds "
+        f"in full (compact/mod.rs plan_table). With 1-hour expiry, a commit every {tc['interval']:.0f} s keeps "
+        f"~{(tun['mid']['meta'] - k('META_BASE')) / (k('SNAP_BYTES') + 21 * min(tc['m'], 50)):,.0f} snapshots: "
+        f"metadata.json is {tun['mid']['meta'] / MB:.1f} MB, written at every commit.",
+        f"- **Cost.** The tuned pipeline costs **${per_tb(tun):,.2f} per TB** of Avro (compactors "
+        f"${per_tb(tun, 'Lambda compactor'):,.2f}, DynamoDB ledger ${per_tb(tun, 'DynamoDB'):,.2f}, writers "
+        f"${per_tb(tun, 'Lambda writer'):,.2f}), against Firehose's **${fh:,.0f} per TB** list price (a lower bound); "
+        f"the deployed settings price the work they would demand at ${per_tb(dep):,.0f} per TB, mostly compaction "
+        "reference reads and S3 requests for 100 small files per batch. Neither deployed figure describes a working "
+        "system: writers, committer and compactor all fall behind.",
+        "- **Read in the code, not in the figures.** A manifest of 8 MiB or more whose entries are all DELETED "
+        "stays in every later snapshot (snapshot.rs removal_slots keeps a manifest with no live removed entry; "
+        "MergePolicy merges only smaller ones), where Iceberg Java drops it. The committer's reserved concurrency "
+        "of 1 behind an SQS event source means throttled polls once it falls behind, and those count receives "
+        "towards the dead-letter queue. Ledger items have no TTL. The writer logs a line per object at info.",
+    ]
 
 
 def report(scs, args, measured):
-    base = scs[0]
-    s, mid = base["s"], base["mid"]
-    tb = s["avro"] / TB
-    lines = [f"Generated by `tests/bench/model.py` on {time.strftime('%Y-%m-%d')} "
-             f"({'diurnal' if args.diurnal else 'flat'} {k('FILES_PER_MIN'):,} files/min; measurements "
-             f"{'taken by this run' if measured else 'from the defaults (--quick)'}). Reproduce with:",
-             "", "    make bench-model        # or:",
-             f"    .venv/bin/python tests/bench/model.py --bench-json target/bench/bench.json --doc docs/PERFORMANCE.md"
-             + (" --diurnal" if args.diurnal else ""), "",
-             f"Workload: {fmt(s['events'], 1)} events/day, {tb:,.1f} TB of Avro a day "
-             f"({k('AVRO_B_PER_EVENT'):.0f} B/event), one table partitioned by day and {k('TENANTS')} Zipf-{k('ZIPF_S')} "
-             "tenants. Scenarios: **as deployed** is `infra/` with its defaults and the code as it is; "
-             "**tuned** changes the knobs listed under the table (some are code changes, marked).", "",
-             "| per role (midday, flat) | " + " | ".join(x["name"] for x in scs) + " |",
-             "|---|" + "---:|" * len(scs)]
+    dep, tun = scs
+    s, tb = dep["s"], dep["s"]["avro"] / TB
+    head = "| | " + " | ".join(x["name"] for x in scs) + " |\n|---|" + "---:|" * len(scs)
+    out = [f"Generated by `tests/bench/model.py` on {time.strftime('%Y-%m-%d')}: a "
+           f"{'diurnal' if args.diurnal else 'flat'} day of {k('FILES_PER_MIN'):,} files/min, "
+           f"{fmt(s['events'])} events, {tb:,.1f} TB of Avro ({k('AVRO_B_PER_EVENT'):.0f} B/event), one table "
+           f"partitioned by day and tenant ({k('TENANTS'):.0f} tenants, Zipf {k('ZIPF_S')}), in 1-minute steps; "
+           f"measurements {'taken by this run' if measured else 'from the defaults (--quick)'}; the writer's rate "
+           f"from {args.bench_source}. Produced by:", "", "    " + " ".join(shlex.quote(x) for x in [os.path.relpath(sys.executable)] + sys.argv), "",
+           "`make bench-model` runs the same with `--bench-json target/bench/bench.json` (written by `make bench`).", "",
+           "**As deployed** is `infra/` with its defaults and the code as it is. **Tuned** is what the model says it "
+           "takes: " + ", ".join(f"`{n}` = {v:g}{' (code change)' if n in CODE else ''}" for n, v in TUNED.items())
+           + ".", ""] + findings(dep, tun) + ["", head.replace("| |", "| at noon |", 1)]
 
     def row(label, f):
-        lines.append(f"| {label} | " + " | ".join(f(x) for x in scs) + " |")
+        out.append(f"| {label} | " + " | ".join(f(x) for x in scs) + " |")
 
-    row("writer batch: files / data files written", lambda x: f"{x['mid']['w']['b']:.0f} / {x['mid']['w']['d']:.0f}")
-    row("writer memory (MB), wall per batch (s)", lambda x: f"{x['mid']['w']['mem']} MB, {x['mid']['w']['wall']:.2f} s")
-    row("writer concurrency needed (cap)", lambda x: f"{x['mid']['w']['conc']:,.0f} ({k('WRITER_MAX_CONCURRENCY')})")
-    row("data files written per minute", lambda x: fmt(x["mid"]["w"]["files_s"] * 60, 1))
-    row("manifest message (KB), claim-checked", lambda x: f"{x['mid']['w']['msg'] / 1e3:,.0f}, {'yes' if x['mid']['w']['claim'] else 'no'}")
-    row("manifests per commit (cap by batch / 6 MB payload)", lambda x: f"{x['mid']['c']['m']:,.0f} ({x['mid']['c']['cap']})")
-    row("files per commit", lambda x: f"{x['mid']['c']['files']:,.0f}")
-    row("commit time (s), interval (s)", lambda x: f"{x['mid']['c']['t']:.2f}, {x['mid']['c']['interval']:.1f}")
-    row("committer demand: appends + rewrites + deletes", lambda x: f"{x['mid']['c']['rho_append']:.2f} + {x['mid']['rw_rho']:.2f} + {x['mid']['del_rho']:.2f} = **{x['mid']['c']['rho']:.2f}**")
-    row("commit queue backlog growth (manifests/h)", lambda x: f"{x['mid']['c']['backlog_h']:,.0f}")
-    row("one committer saturates at (files/min): appends alone / all work",
-        lambda x: " / ".join(f"{v:,.0f}" if v else "> 1.1 M" for v in (x["sat_append"], x["sat"])))
-    row("compaction tasks per 5-min tick (deployed cap)", lambda x: f"{x['mid']['rw']['tasks']:,.0f} ({k('COMPACT_MAX_TASKS')})")
-    row("compactor concurrency needed (deployed: 1 per tick)", lambda x: f"{x['mid']['rw']['inv_s'] / k('COMPACT_TICK_S'):,.1f}")
-    row("dedup references read per tick (GB)", lambda x: f"{x['mid']['rw']['refs'] / GB:,.0f}")
-    row("manifests in the snapshot (min - max over the day)",
-        lambda x: f"{min(r['manifests'] for r in x['rows']):,.0f} - {max(r['manifests'] for r in x['rows']):,.0f}")
-    row("live data files (manifest entries), end of day", lambda x: fmt(x["rows"][-1]["live"], 1))
-    row("manifest bytes the compactor reads per tick (GB)", lambda x: f"{x['rows'][-1]['manifest_bytes'] / GB:,.1f}")
-    row("metadata.json (MB), snapshots kept", lambda x: f"{x['mid']['meta'] / MB:.2f}, "
-        f"{(x['mid']['meta'] - k('META_BASE')) / (k('SNAP_BYTES') + min(x['mid']['c']['m'], 50) * 21):,.0f}")
-    lines += ["", "Requests per day:", "", "| requests per day | " + " | ".join(x["name"] for x in scs) + " |",
-              "|---|" + "---:|" * len(scs)]
-    for name in base["s"]["req"]:
-        row(name, lambda x, n=name: fmt(x["s"]["req"].get(n, 0), 1))
-    lines += ["", "Cost at list prices (compute and requests; storage apart):", "",
-              "| $ per TB of Avro ingested | " + " | ".join(x["name"] for x in scs) + " |", "|---|" + "---:|" * len(scs)]
-    for name in base["s"]["cost"]:
-        row(name, lambda x, n=name: f"{x['s']['cost'][n] / (x['s']['avro'] / TB):,.2f}")
-    row("**total per TB**", lambda x: f"**{sum(x['s']['cost'].values()) / (x['s']['avro'] / TB):,.2f}**")
+    m = lambda x, *key: x["mid"][key[0]][key[1]]  # noqa: E731
+    row("writer batch: Avro files / Parquet files written", lambda x: f"{m(x, 'w', 'b'):.0f} / {m(x, 'w', 'd'):.0f}")
+    row("writer memory, wall time per batch", lambda x: f"{m(x, 'w', 'mem')} MB, {m(x, 'w', 'wall'):.1f} s")
+    row("**writer concurrency** (event source cap)", lambda x: f"**{m(x, 'w', 'conc'):,.0f}** ({k('WRITER_MAX_CONCURRENCY')})")
+    row("manifest message, claim-checked", lambda x: f"{m(x, 'w', 'msg') / 1e3:,.0f} KB, {'yes' if m(x, 'w', 'claim') else 'no'}")
+    row("manifests per commit (cap: batch size or 6 MB event)", lambda x: f"{m(x, 'c', 'm'):,.0f} ({m(x, 'c', 'cap')})")
+    row("**files per commit**", lambda x: f"**{m(x, 'c', 'files'):,.0f}**")
+    row("commit time, **commit interval**", lambda x: f"{m(x, 'c', 't'):.2f} s, **{m(x, 'c', 'interval'):.1f} s**")
+    row("**committer busy fraction needed**: appends + rewrites + deletes", lambda x: f"{m(x, 'c', 'rho_append'):.2f} + "
+        f"{x['mid']['rw_rho']:.2f} + {x['mid']['del_rho']:.2f} = **{m(x, 'c', 'rho'):,.2f}**")
+    row("commit queue backlog growth (manifests/h)", lambda x: f"{m(x, 'c', 'backlog_h'):,.0f}")
+    row("**one committer saturates at** (files/min): appends / all work",
+        lambda x: " / ".join(f"**{v:,.0f}**" if v else "-" for v in (x["sat_append"], x["sat"])))
+    row("compaction tasks per 5-minute tick (deployed runs 16)", lambda x: f"{m(x, 'rw', 'tasks'):,.0f}")
+    row(f"bytes compacted a day (write amplification; bench-table measured {k('BENCH_TABLE_WA'):.2f} on a small table)",
+        lambda x: f"{2 * x['s']['avro'] * k('PARQUET_C_RATIO') / TB:,.1f} TB "
+        f"({2 * k('PARQUET_C_RATIO') / k('PARQUET_L0_RATIO'):.2f}: L0 -> L1 -> L2, each row twice)")
+    row("**compactor concurrency** (deployed: 1 per tick)", lambda x: f"**{m(x, 'rw', 'inv_s') / k('COMPACT_TICK_S'):,.0f}**")
+    row("dedup references read per tick", lambda x: f"{m(x, 'rw', 'refs') / TB:,.1f} TB")
+    row("hottest partition's task memory", lambda x: f"{m(x, 'rw', 'hot_mem') / GB:,.0f} GB")
+    row("references outgrow the compactor: hottest / coldest partition", lambda x: f"{hms(x['og'][0])} / {hms(x['og'][1])}")
+    row("manifests in the snapshot over the day (min-max)",
+        lambda x: f"{min(r['manifests'] for r in x['rows']):,.0f}-{max(r['manifests'] for r in x['rows']):,.0f}")
+    row("manifest bytes (end of day)", lambda x: f"{x['rows'][-1]['manifest_bytes'] / GB:,.1f} GB")
+    row("metadata.json", lambda x: f"{x['mid']['meta'] / MB:.2f} MB")
+    out += ["", "Requests per day:", "", head.replace("| |", "| requests per day |", 1)]
+    for name in s["req"]:
+        row(name, lambda x, n=name: fmt(x["s"]["req"].get(n, 0)))
+    out += ["", "Cost at list prices, compute and requests (storage below):", "", head.replace("| |", "| $ per TB of Avro |", 1)]
+    for name in s["cost"]:
+        row(name, lambda x, n=name: f"{per_tb(x, n):,.2f}")
+    row("**total per TB**", lambda x: f"**{per_tb(x):,.2f}**")
     row("total per day", lambda x: f"${sum(x['s']['cost'].values()):,.0f}")
-    fh = k("FIREHOSE_ICEBERG_PER_GB") * s["avro"] / GB
-    lines += ["", f"**Firehose to Iceberg** on the same volume ({s['avro'] / GB:,.0f} GB/day of Avro): "
-              f"${fh:,.0f}/day, ${fh / tb:,.2f} per TB at ${k('FIREHOSE_ICEBERG_PER_GB')}/GB "
-              "(`FIREHOSE_ICEBERG_PER_GB`, to be checked against the price page). It would ingest records (JSON), "
-              "not Avro files, so its billed GB are larger than the Avro bytes, and Direct PUT bills records "
-              "in 5 KB increments: this is its lower bound. It also replaces the producers' landing PUTs "
-              f"(${s['avro'] / k('AVRO_B_PER_EVENT') / k('EVENTS_PER_FILE') * k('S3_PUT') / tb:,.2f}/TB, not counted above).",
-              "", f"Storage, apart: a day of compacted Parquet is {s['avro'] * k('PARQUET_C_RATIO') / TB:,.1f} TB "
-              f"(${s['avro'] * k('PARQUET_C_RATIO') / GB * k('S3_GB_MONTH'):,.0f} per month kept); the ledger grows by "
-              f"{s['avro'] / k('AVRO_B_PER_EVENT') / k('EVENTS_PER_FILE') * k('LEDGER_ITEM_BYTES') / GB:,.1f} GB a day "
-              f"(${s['avro'] / k('AVRO_B_PER_EVENT') / k('EVENTS_PER_FILE') * k('LEDGER_ITEM_BYTES') / GB * k('DDB_GB_MONTH'):,.2f} "
-              "per month per day kept, no TTL on ledger items)."]
-    lines += ["", "![Lambda concurrency per role](img/model-concurrency.png)",
-              "![Committer utilisation against ingest rate](img/model-committer.png)",
-              "![Cost per TB by component](img/model-cost.png)", "",
-              "AWS requests per unit of work, counted from the code (n = objects in a writer batch, "
-              "S = sources in a commit):", "", "| per | request | count | where |", "|---|---|---|---|"]
-    lines += [f"| {a} | {b} | {c} | `{d}` |" for a, b, c, d in REQUESTS]
-    lines += ["", "Polling: the SQS event sources' pollers are AWS's; at this load every ReceiveMessage returns "
-              "a full 10 messages, so receives = messages/10, and idle long polls (a few per poller per 20 s) are "
-              "left out. The catalog priced is DynamoDB (`catalog = \"dynamodb\"`, the default); with Glue, "
-              "the pointer is a GetTable and an UpdateTable per commit (Glue requests, $1 per million after the "
-              "first million a month). The orphan sweep (daily) and EMF custom metrics are left out.",
-              "", "Assumptions (`--set NAME=VALUE` overrides any):", "", "| name | value | source |", "|---|---|---|"]
-    lines += [f"| `{n}` | {v:.6g} | {src} |" for n, (v, src) in K.items()]
-    return "\n".join(lines)
+    files_day = s["avro"] / k("AVRO_B_PER_EVENT") / k("EVENTS_PER_FILE")
+    out += ["", f"**Amazon Data Firehose to Iceberg** on the same volume ({s['avro'] / GB:,.0f} GB/day): "
+            f"${k('FIREHOSE_ICEBERG_PER_GB') * s['avro'] / GB:,.0f}/day, **${k('FIREHOSE_ICEBERG_PER_GB') * 1000:,.2f} "
+            f"per TB** at `FIREHOSE_ICEBERG_PER_GB` = ${k('FIREHOSE_ICEBERG_PER_GB')}/GB (check the price page). A lower "
+            "bound: Firehose ingests records (JSON rows), larger than the Avro bytes, and Direct PUT bills each record "
+            "in 5 KB increments; its default Direct PUT limit for Iceberg is 5 MiB/s a stream (this is ~400 MB/s). It "
+            f"also does away with the producers' landing PUTs (${files_day * k('S3_PUT') / tb:,.2f}/TB, not counted "
+            "above).", "", f"Storage, apart: a day of compacted Parquet is {s['avro'] * k('PARQUET_C_RATIO') / TB:,.1f} "
+            f"TB (${s['avro'] * k('PARQUET_C_RATIO') / GB * k('S3_GB_MONTH'):,.0f} a month per day kept); the ledger "
+            f"grows {files_day * k('LEDGER_ITEM_BYTES') / GB:,.1f} GB a day (${files_day * k('LEDGER_ITEM_BYTES') / GB * k('DDB_GB_MONTH'):,.2f} "
+            "a month per day kept, with PITR): its items have no TTL.", "",
+            "![Lambda concurrency per role over the day](img/model-concurrency.png)", "",
+            "![Committer busy fraction needed against the ingest rate](img/model-committer.png)", "",
+            "![Cost per TB by component, with Firehose](img/model-cost.png)", "",
+            "AWS requests per unit of work, counted from the code (n objects in a writer batch, S sources in a commit):",
+            "", "| per | request | count | where |", "|---|---|---|---|"]
+    out += [f"| {a} | {b} | {c} | `{d}` |" for a, b, c, d in REQUESTS]
+    out += ["", "The SQS event sources poll with AWS's pollers: at this load every ReceiveMessage returns 10 messages, "
+            "so receives are counted as messages/10 (and a receive of a 162 KB manifest as its 64 KB chunks); idle long "
+            "polls are left out. The catalog priced is DynamoDB (`catalog = \"dynamodb\"`, the default); with Glue the "
+            "pointer is a GetTable and an UpdateTable per commit, in Glue's request pricing. The costs are of the work "
+            "each scenario demands, whether or not its functions keep up. Not modelled: the daily orphan sweep, EMF "
+            "custom-metric charges, cold starts, retries.", "",
+            "Assumptions (`--set NAME=VALUE` overrides any; 'measured' ones come from this run):", "",
+            "| name | value | source |", "|---|---|---|"]
+    out += [f"| `{n}` | {v:.6g} | {src} |" for n, (v, src) in K.items()]
+    return "\n".join(out)
 
 
 def plots(scs, img):
@@ -555,115 +619,100 @@ def plots(scs, img):
     import matplotlib.pyplot as plt
 
     img.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    figs = {n: plt.subplots(figsize=(10 if n == "concurrency" else 8, 3.8)) for n in ("concurrency", "committer", "cost")}
+    ax = figs["concurrency"][1]
     for x, style in zip(scs, ["-", "--"]):
-        hours = [r["t"] / 3600 for r in x["rows"]]
-        comp = [(r["rw"]["inv_s"] / k("COMPACT_TICK_S")) if r["rw"] else 0 for r in x["rows"]]
-        ax.plot(hours, [r["w"]["conc"] for r in x["rows"]], style, color="C0", label=f"writers ({x['name']})")
-        ax.plot(hours, comp, style, color="C1", label=f"compactors ({x['name']})")
-        ax.plot(hours, [min(1, r["c"]["rho"]) for r in x["rows"]], style, color="C2", label=f"committer ({x['name']})")
+        rows = [r for r in x["rows"] if r["rw"]]
+        h = [r["t"] / 3600 for r in rows]
+        for color, label, ys in [("C0", "writers", [r["w"]["conc"] for r in rows]),
+                                 ("C1", "compactors", [r["rw"]["inv_s"] / k("COMPACT_TICK_S") for r in rows]),
+                                 ("C2", "committer (busy, max 1)", [min(1, r["c"]["rho"]) for r in rows])]:
+            ax.plot(h, ys, style, color=color, label=f"{label}, {x['name']}")
     ax.axhline(k("WRITER_MAX_CONCURRENCY"), color="grey", lw=0.8, ls=":", label="writer_max_concurrency")
-    ax.set_yscale("log")
-    ax.set_xlabel("hour of the simulated day (UTC)")
-    ax.set_ylabel("concurrent executions")
-    ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    fig.savefig(img / "model-concurrency.png", dpi=90)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    ax.set(yscale="log", xlim=(0, 24), ylabel="concurrent executions",
+           xlabel="hour of the simulated day (UTC); late rows reach yesterday's partitions until 02:00")
+    ax = figs["committer"][1]
     for i, x in enumerate(scs):
         fs = [f for f, *_ in x["curve"]]
         ax.plot(fs, [r for _, r, _ in x["curve"]], color=f"C{i}", label=f"{x['name']}: all its work")
         ax.plot(fs, [r for _, _, r in x["curve"]], ":", color=f"C{i}", label=f"{x['name']}: appends alone")
-        for sat in (x["sat"], x["sat_append"]):
+        for sat, dy in ((x["sat"], 8), (x["sat_append"], -14)):
             if sat:
                 ax.plot([sat], [1], "o", color=f"C{i}")
-                ax.annotate(f"{sat:,.0f}/min", (sat, 1), fontsize=7, xytext=(3, -12), textcoords="offset points")
+                ax.annotate(f"{sat:,.0f}/min", (sat, 1), fontsize=7, xytext=(4, dy), textcoords="offset points")
     ax.axhline(1, color="black", lw=0.8)
     ax.axvline(k("FILES_PER_MIN"), color="red", lw=1, label=f"target {k('FILES_PER_MIN'):,}/min")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("ingest rate (Avro files per minute)")
-    ax.set_ylabel("committer busy fraction needed")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(img / "model-committer.png", dpi=90)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
-    names = list(scs[0]["s"]["cost"]) + ["Firehose (Iceberg)"]
-    width = 0.8 / len(scs)
+    ax.set(xscale="log", yscale="log", xlabel="ingest rate (Avro files per minute)",
+           ylabel="committer busy fraction needed (noon)")
+    ax = figs["cost"][1]
+    names, width = list(scs[0]["s"]["cost"]) + ["total"], 0.4
     for i, x in enumerate(scs):
-        tb = x["s"]["avro"] / TB
-        vals = [x["s"]["cost"][n] / tb for n in names[:-1]] + [0]
-        ax.bar([j + i * width for j in range(len(names))], vals, width, label=x["name"])
-    ax.bar(len(names) - 1, k("FIREHOSE_ICEBERG_PER_GB") * 1000, width, color="grey", label="Firehose list price")
-    ax.set_xticks([j + width / 2 for j in range(len(names))], names, rotation=35, ha="right", fontsize=7)
-    ax.set_ylabel("$ per TB of Avro ingested")
-    ax.set_yscale("symlog", linthresh=1)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(img / "model-cost.png", dpi=90)
-    plt.close(fig)
+        vals = [per_tb(x, n) for n in names[:-1]] + [per_tb(x)]
+        bars = ax.bar([j + i * width for j in range(len(names))], vals, width, label=x["name"])
+        ax.bar_label(bars, labels=[f"{v:,.0f}" if v >= 10 else "" for v in vals], fontsize=6)
+    fh = ax.bar(len(names) + 0.2, k("FIREHOSE_ICEBERG_PER_GB") * 1000, width, color="grey", label="Firehose list price")
+    ax.bar_label(fh, fmt="%.0f", fontsize=6)
+    ax.set_xticks([j + width / 2 for j in range(len(names) + 1)], names + ["Firehose\n(Iceberg)"], rotation=30,
+                  ha="right", fontsize=7)
+    ax.set(ylabel="$ per TB of Avro ingested", yscale="symlog", ylim=(0, max(per_tb(x) for x in scs) * 3))
+    for name, (fig, ax) in figs.items():
+        ax.legend(fontsize=7, **({"loc": "upper left", "bbox_to_anchor": (1.01, 1)} if name == "concurrency" else {}))
+        fig.tight_layout()
+        fig.savefig(img / f"model-{name}.png", dpi=90)
+        plt.close(fig)
 
 
-TUNED = {  # what the model says it takes; (code) marks a change to the code, not a knob
-    "WRITER_BATCH": 1000,        # infra writer_batch_size (needs writer_batching_window_seconds ~20)
-    "EXPECTED_OBJECT_MB": 0.61,  # infra expected_object_mb = the real object size: ~1984 MB writers
+TUNED = {  # what the model says it takes
+    "WRITER_BATCH": 1000,        # infra writer_batch_size (with a batching window of a few seconds)
+    "EXPECTED_OBJECT_MB": 0.61,  # infra expected_object_mb = the objects' size: ~2 GB writers
     "COMMITTER_MB": 1769,        # infra committer_memory_mb: one full vCPU
-    "LEDGER_PARALLEL": 64,       # (code) ledger UpdateItems 64 at a time
-    "DELETE_PARALLEL": 64,       # (code) deletes of expired files 64 at a time (or DeleteObjects)
-    "REWRITES_PER_SNAPSHOT": 1e9,  # (code) one snapshot per committer batch of rewrites
-    "REF_READ_FRACTION": 0.12,   # (code) ranged GETs of the key column chunk only
-    "REFS_SHARED": 1,            # (code) a partition's references read once per tick, not per task
+    "LEDGER_PARALLEL": 64,       # ledger UpdateItems 64 at a time
+    "DELETE_PARALLEL": 64,       # deletes of expired files 64 at a time
+    "REWRITES_PER_SNAPSHOT": 1000,  # one snapshot per committer batch of rewrites
+    "REF_READ_FRACTION": 0.12,   # ranged GETs of the key column only
+    "REFS_SHARED": 1,            # a partition's references read once per tick, not once per task
 }
+CODE = {"LEDGER_PARALLEL", "DELETE_PARALLEL", "REWRITES_PER_SNAPSHOT", "REF_READ_FRACTION", "REFS_SHARED"}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--floe", default="target/release/floe")
-    ap.add_argument("--bench-json", help="output of `floe bench --json`")
+    ap.add_argument("--bench-json", help="output of `floe bench --json` (the writer's measured rate)")
     ap.add_argument("--doc", help="write the report between the model markers of this Markdown file")
     ap.add_argument("--img-dir", default="docs/img")
-    ap.add_argument("--quick", action="store_true", help="measure nothing: use the defaults in K")
+    ap.add_argument("--quick", action="store_true", help="run nothing: the measured figures' defaults")
     ap.add_argument("--diurnal", action="store_true", help="shape the day (peak 14:00 UTC) instead of flat")
-    ap.add_argument("--commit-ms", type=float, help="skip measuring: commit CPU ms (COMMIT_MS)")
-    ap.add_argument("--append-file-ms", type=float, help="skip measuring: ms per file appended")
-    ap.add_argument("--compact-mb-per-cpu-s", type=float, help="skip measuring: compaction MB/CPU-s")
-    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--commit-ms", type=float, help="COMMIT_MS, and skip measuring")
+    ap.add_argument("--append-file-ms", type=float, help="APPEND_FILE_MS")
+    ap.add_argument("--compact-mb-per-cpu-s", type=float, help="COMPACT_MB_CPU_S")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override an assumption")
     a = ap.parse_args()
+    a.bench_source = "the default in K (no --bench-json)"
     if a.bench_json:
         b = json.load(open(a.bench_json))
         by = {r["name"]: r for r in b["results"]}
         K["WRITER_EV_CPU_S"][0] = by["writer path"]["events_per_cpu_s"]
         K["DECODE_EV_CPU_S"][0] = by["decode arrow-avro"]["events_per_cpu_s"]
         K["AVRO_B_PER_EVENT"][0] = b["avro_bytes"] / b["events"]
+        a.bench_source = f"`floe bench` on {b['files']} files, {b['events']:,} events, {b['avro_bytes'] / MB:,.1f} MB of Avro"
     measured = not (a.quick or a.commit_ms is not None)
     if measured:
         with tempfile.TemporaryDirectory() as tmp:
             for name, value in measure(a.floe, Path(tmp)).items():
                 K[name][0] = value
-    for flag, name in [(a.commit_ms, "COMMIT_MS"), (a.append_file_ms, "APPEND_FILE_MS"),
-                       (a.compact_mb_per_cpu_s, "COMPACT_MB_CPU_S")]:
-        if flag is not None:
-            K[name][0] = flag
-    for kv in a.set:
-        name, value = kv.split("=", 1)
+    flags = {"COMMIT_MS": a.commit_ms, "APPEND_FILE_MS": a.append_file_ms, "COMPACT_MB_CPU_S": a.compact_mb_per_cpu_s}
+    sets = dict(kv.split("=", 1) for kv in a.set)
+    for name, value in {**{n: v for n, v in flags.items() if v is not None}, **sets}.items():
         if name not in K:
             raise SystemExit(f"unknown assumption {name}; known: {', '.join(K)}")
         K[name][0] = float(value)
     deployed = scenario("as deployed", a.diurnal)
     saved = {n: K[n][0] for n in TUNED}
-    for n, v in TUNED.items():
-        K[n][0] = v
+    K.update({n: [v, K[n][1]] for n, v in TUNED.items()})
     tuned = scenario("tuned", a.diurnal)
-    for n, v in saved.items():
-        K[n][0] = v
+    K.update({n: [v, K[n][1]] for n, v in saved.items()})
     text = report([deployed, tuned], a, measured)
-    text += "\n\nThe **tuned** scenario sets: " + ", ".join(
-        f"`{n}` = {v:g}" + (" (code)" if n in ("LEDGER_PARALLEL", "DELETE_PARALLEL", "REWRITES_PER_SNAPSHOT",
-                                                "REF_READ_FRACTION", "REFS_SHARED") else " (infra)") for n, v in TUNED.items()) + "."
     print(text)
     plots([deployed, tuned], Path(a.img_dir))
     if a.doc:

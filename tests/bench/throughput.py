@@ -1,7 +1,8 @@
 """Throughput against the raw limit and against the Python peer (`make bench`).
 
-1. Generates the workload with `floe gen` (default 200 files x 3,500 events, 100 skewed
-   tenants, 1% duplicates, snappy), unless `--input` names a folder of Avro files.
+1. Generates the workload with ../shared/bench/gen_events.py (the yardstick: 200 files x
+   3,500 events, 100 Zipf-skewed tenants, 1% duplicates, snappy; `floe gen` where that script
+   is missing), unless `--input` names a folder of Avro files.
 2. Runs `floe bench --input DIR --json ...`: the raw baseline (arrow-avro decode, sort by the
    cluster key, one Parquet file per writer batch), Floe's writer path, the decoders, and the
    whole embedded ingest, in interleaved rounds, as CPU time per event (see cli/src/bench.rs).
@@ -74,6 +75,20 @@ def peer(files: list[Path], work: Path, batch: int) -> dict:
     return {"events": events, "cpu_s": cpu_seconds() - start, "wall_s": time.perf_counter() - wall}
 
 
+def generate(floe: str, out: Path, files: int) -> Path:
+    """The yardstick workload (../shared/bench/gen_events.py, the generator the issue's own
+    figures came from), or `floe gen`'s events where that script is not beside the repo."""
+    yardstick = ROOT.parent / "shared" / "bench" / "gen_events.py"
+    if yardstick.exists():
+        subprocess.run([sys.executable, str(yardstick), "--out", str(out), "--files", str(files),
+                        "--events-per-file", "3500", "--seed", "42", "--dup-rate", "0.01"], check=True,
+                       capture_output=True)
+    else:
+        subprocess.run([floe, "gen", "--out", str(out), "--files", str(files), "--events-per-file", "3500",
+                        "--tenants", "100", "--dup-rate", "0.01"], check=True, capture_output=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--floe", default=str(ROOT / "target" / "release" / "floe"))
@@ -86,12 +101,7 @@ def main() -> None:
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="floe-throughput-") as tmp:
         work = Path(tmp)
-        if a.input:
-            inp = Path(a.input)
-        else:
-            inp = work / "input"
-            subprocess.run([a.floe, "gen", "--out", str(inp), "--files", str(a.files), "--events-per-file", "3500",
-                            "--tenants", "100", "--dup-rate", "0.01"], check=True, capture_output=True)
+        inp = Path(a.input) if a.input else generate(a.floe, work / "input", a.files)
         out = subprocess.run([a.floe, "bench", "--input", str(inp), "--runs", str(a.runs), "--json",
                               str(work / "bench.json")], check=True, capture_output=True, text=True)
         print(out.stdout, end="")

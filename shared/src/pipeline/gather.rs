@@ -75,11 +75,14 @@ fn interleave_struct(values: &[&dyn Array], indices: &[(usize, usize)]) -> Resul
     Ok(Arc::new(StructArray::try_new_with_length(fields, columns, nulls, indices.len())?))
 }
 
+/// (input array, row) pairs: where each gathered value comes from.
+type Indices = Vec<(usize, usize)>;
+
 /// The offsets of the gathered lists and the (batch, child row) of every gathered element.
 fn gather_offsets<O: OffsetSizeTrait>(
     offsets: &[&[O]],
     indices: &[(usize, usize)],
-) -> Result<(OffsetBuffer<O>, Vec<(usize, usize)>)> {
+) -> Result<(OffsetBuffer<O>, Indices)> {
     let mut out = Vec::with_capacity(indices.len() + 1);
     out.push(O::usize_as(0));
     let mut children = vec![];
