@@ -86,7 +86,7 @@ K = {
     "CLAIM_CHECK_BYTES": [240 * 1024, "adapters/aws/sqs_queue.rs CLAIM_CHECK_THRESHOLD"],
     "LISTED_BATCH_IDS": [50, "pipeline/commit/append.rs LISTED_BATCHES (ids in each snapshot summary)"],
     # Code-level knobs: 1 = the code as it is (sequential awaits); see the 'tuned' scenario
-    "LEDGER_PARALLEL": [1, "adapters/aws/dynamodb_ledger.rs record: one UpdateItem per source, awaited in turn"],
+    "LEDGER_PARALLEL": [32, "adapters/aws/dynamodb_ledger.rs record: one UpdateItem per source, MARKS_IN_FLIGHT = 32 at once"],
     "DELETE_PARALLEL": [1, "table/maintain.rs Cleanup::run and commit/mod.rs publish: one DELETE at a time"],
     "REWRITES_PER_SNAPSHOT": [1, "commit/mod.rs commit_locked: each rewrite request is its own snapshot"],
     "REF_READ_FRACTION": [1.0, "compact/mod.rs run_task: dedup references are whole-object GETs"],
@@ -152,9 +152,9 @@ REQUESTS = [
     ("commit", "DynamoDB PutItem lock / DeleteItem release", "1 + 1 WRU", "commit/mod.rs acquire, commit_table -> DynamoDbLock"),
     ("commit", "DynamoDB GetItem pointer", "1 RRU", "commit/mod.rs state -> DynamoDbTablePointer::load"),
     ("commit", "DynamoDB BatchGetItem ledger", "ceil(S/100) calls, S RRU", "commit/append.rs commit_appends -> lookup"),
-    ("commit", "DynamoDB UpdateItem pending, one per source, in turn", "S + 1 (index)", "append.rs -> DynamoDbLedger::record_pending/count"),
+    ("commit", "DynamoDB UpdateItem pending, one per source, 32 in flight", "S + 1 (index)", "append.rs -> DynamoDbLedger::record_pending/count"),
     ("commit", "DynamoDB UpdateItem heartbeat, swap", "1 + 1", "commit/mod.rs publish -> heartbeat, swap"),
-    ("commit", "DynamoDB UpdateItem committed, one per source, in turn", "S + 1 (index)", "append.rs -> record_committed/count"),
+    ("commit", "DynamoDB UpdateItem committed, one per source, 32 in flight", "S + 1 (index)", "append.rs -> record_committed/count"),
     ("commit", "DynamoDB GetItem pending index", "1 per EXPIRE_BATCH commits", "commit/mod.rs expiring -> pending_snapshots"),
     ("commit", "S3 PUT manifest, manifest list, metadata.json", "3 (+ merged manifest, dropped record)", "table/snapshot.rs plan_snapshot, mod.rs publish"),
     ("commit", "S3 DELETE old metadata.json, expired lists, dropped files", "1 + expired, in turn", "mod.rs publish, table/maintain.rs Cleanup::run"),
@@ -496,12 +496,13 @@ def findings(dep, tun):
         f"day. Batches of {tw['b']:.0f} files write the same ~100 files for 100 times the rows: "
         f"{tw['conc']:,.0f} writers, whose time then goes to reading their objects one at a time.",
         f"- **Committer.** Appends alone saturate one committer at **{dep['sat_append']:,.0f} files/min** as "
-        f"deployed: each source costs two DynamoDB UpdateItems awaited in turn (ledger pending, then committed), "
+        f"deployed: each source costs two DynamoDB UpdateItems (ledger pending, then committed; "
+        f"{k('LEDGER_PARALLEL')} in flight at once), "
         f"and the Lambda's 6 MB event caps a batch at {c['cap']} manifests of {w['msg'] / 1e3:.0f} KB. With the "
         f"work compaction gives it (one snapshot per rewrite request, each rewriting the manifests that hold its "
         f"files, one PUT at a time) and the deletes of expired files (one at a time, ~{w['d'] / w['b']:.0f} data "
         f"files per Avro file), it saturates at **{dep['sat']:,.0f} files/min**; at the target it would need "
-        f"{c['rho']:,.0f} times its time. Bigger writer batches, ledger writes and deletes in parallel and one "
+        f"{c['rho']:,.0f} times its time. Bigger writer batches, deletes in parallel and one "
         f"snapshot per batch of rewrites (the *tuned* column) bring it to {tc['rho']:.2f} busy at the target, "
         f"saturating at {tun['sat']:,.0f} files/min.",
         f"- **Compactors.** A tick plans ~{rw['tasks']:,.0f} tasks (the hot tenant's ~{rw['q0'] * tenant_shares()[0] / k('MAX_TASK_BYTES'):,.0f} of 512 MiB "
@@ -666,13 +667,12 @@ TUNED = {  # what the model says it takes
     "WRITER_BATCH": 1000,        # infra writer_batch_size (with a batching window of a few seconds)
     "EXPECTED_OBJECT_MB": 0.61,  # infra expected_object_mb = the objects' size: ~2 GB writers
     "COMMITTER_MB": 1769,        # infra committer_memory_mb: one full vCPU
-    "LEDGER_PARALLEL": 64,       # ledger UpdateItems 64 at a time
     "DELETE_PARALLEL": 64,       # deletes of expired files 64 at a time
     "REWRITES_PER_SNAPSHOT": 1000,  # one snapshot per committer batch of rewrites
     "REF_READ_FRACTION": 0.12,   # ranged GETs of the key column only
     "REFS_SHARED": 1,            # a partition's references read once per tick, not once per task
 }
-CODE = {"LEDGER_PARALLEL", "DELETE_PARALLEL", "REWRITES_PER_SNAPSHOT", "REF_READ_FRACTION", "REFS_SHARED"}
+CODE = {"DELETE_PARALLEL", "REWRITES_PER_SNAPSHOT", "REF_READ_FRACTION", "REFS_SHARED"}
 
 
 def main():

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+use futures::{StreamExt, TryStreamExt};
 
 use super::{ensure_dynamodb_table, error};
 use crate::ports::{Ledger, QuarantineRecord, SourceState};
@@ -38,6 +39,8 @@ fn pk(table: &TableIdent, id: &str) -> String {
 
 const QUARANTINE: &str = "quarantine|";
 const PENDING_INDEX: &str = "pending-snapshots|";
+/// Ledger marks (one conditional UpdateItem per source) in flight at once.
+const MARKS_IN_FLIGHT: usize = 32;
 
 impl DynamoDbLedger {
     /// The ledger in DynamoDB table `table`.
@@ -95,46 +98,63 @@ impl DynamoDbLedger {
         if pending {
             self.count(table, snapshot_id, ids.len() as i64).await?;
         }
+        // One conditional update per source, independent of each other: up to MARKS_IN_FLIGHT at
+        // once (one at a time, two marks per source capped a committer at ~4,000 sources a
+        // minute at 5 ms a write). A failure stops the rest, as a crash between two would.
+        let updates: Vec<_> = ids.iter().map(|id| self.mark(table, id, snapshot_id, state)).collect();
+        let marks: Vec<Option<Vec<i64>>> =
+            futures::stream::iter(updates).buffer_unordered(MARKS_IN_FLIGHT).try_collect().await?;
         // Every mark carried by a source that moved from pending to committed, with how many.
         let mut settled: HashMap<i64, i64> = HashMap::new();
-        for id in ids {
-            let update = self.client.update_item().table_name(&self.table).key("pk", s(pk(table, id)));
-            let update = if pending {
-                update
-                    .update_expression("SET #s = :s, snapshot_id = :snap ADD pending_ids :marks")
-                    .expression_attribute_values(":marks", AttributeValue::Ns(vec![snapshot_id.to_string()]))
-            } else {
-                update.update_expression("SET #s = :s, snapshot_id = :snap")
-            };
-            let r = update
-                .condition_expression("attribute_not_exists(#s) OR #s = :pending")
-                .expression_attribute_names("#s", "state")
-                .expression_attribute_values(":s", s(state))
-                .expression_attribute_values(":snap", AttributeValue::N(snapshot_id.to_string()))
-                .expression_attribute_values(":pending", s("pending"))
-                .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
-                .send()
-                .await;
-            match r {
-                Ok(out) if !pending => {
-                    let old = out.attributes().cloned().unwrap_or_default();
-                    let marks = old.get("pending_ids").and_then(|v| v.as_ns().ok()).into_iter().flatten();
-                    let marks: std::collections::BTreeSet<i64> = marks.filter_map(|n| n.parse().ok()).collect();
-                    for m in marks {
-                        *settled.entry(m).or_default() += 1;
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => match error::map("ledger", e) {
-                    PortError::Conflict(_) => {} // already committed: never downgraded
-                    other => return Err(other),
-                },
-            }
+        for m in marks.into_iter().flatten().flatten() {
+            *settled.entry(m).or_default() += 1;
         }
         for (mark, n) in settled {
             self.count(table, mark, -n).await?;
         }
         Ok(())
+    }
+
+    /// Marks one source `state` for `snapshot_id` (never downgrading a committed one). For a
+    /// committed mark, returns the pending marks the source carried until now.
+    async fn mark(
+        &self,
+        table: &TableIdent,
+        id: &str,
+        snapshot_id: i64,
+        state: &str,
+    ) -> Result<Option<Vec<i64>>, PortError> {
+        let pending = state == "pending";
+        let update = self.client.update_item().table_name(&self.table).key("pk", s(pk(table, id)));
+        let update = if pending {
+            update
+                .update_expression("SET #s = :s, snapshot_id = :snap ADD pending_ids :marks")
+                .expression_attribute_values(":marks", AttributeValue::Ns(vec![snapshot_id.to_string()]))
+        } else {
+            update.update_expression("SET #s = :s, snapshot_id = :snap")
+        };
+        let r = update
+            .condition_expression("attribute_not_exists(#s) OR #s = :pending")
+            .expression_attribute_names("#s", "state")
+            .expression_attribute_values(":s", s(state))
+            .expression_attribute_values(":snap", AttributeValue::N(snapshot_id.to_string()))
+            .expression_attribute_values(":pending", s("pending"))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
+            .send()
+            .await;
+        match r {
+            Ok(out) if !pending => {
+                let old = out.attributes().cloned().unwrap_or_default();
+                let marks = old.get("pending_ids").and_then(|v| v.as_ns().ok()).into_iter().flatten();
+                let marks: std::collections::BTreeSet<i64> = marks.filter_map(|n| n.parse().ok()).collect();
+                Ok(Some(marks.into_iter().collect()))
+            }
+            Ok(_) => Ok(None),
+            Err(e) => match error::map("ledger", e) {
+                PortError::Conflict(_) => Ok(None), // already committed: never downgraded
+                other => Err(other),
+            },
+        }
     }
 }
 
