@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 
 use super::{ensure_dynamodb_table, error};
 use crate::ports::{Ledger, QuarantineRecord, SourceState};
@@ -100,19 +100,25 @@ impl DynamoDbLedger {
         }
         // One conditional update per source, independent of each other: up to MARKS_IN_FLIGHT at
         // once (one at a time, two marks per source capped a committer at ~4,000 sources a
-        // minute at 5 ms a write). A failure stops the rest, as a crash between two would.
+        // minute at 5 ms a write). Every update is awaited, even after one fails, so that the
+        // pending marks of every source that did move to committed are counted down: a retry of
+        // the call finds those sources committed already and would never count them.
         let updates: Vec<_> = ids.iter().map(|id| self.mark(table, id, snapshot_id, state)).collect();
-        let marks: Vec<Option<Vec<i64>>> =
-            futures::stream::iter(updates).buffer_unordered(MARKS_IN_FLIGHT).try_collect().await?;
+        let results: Vec<Result<Option<Vec<i64>>, PortError>> =
+            futures::stream::iter(updates).buffer_unordered(MARKS_IN_FLIGHT).collect().await;
         // Every mark carried by a source that moved from pending to committed, with how many.
         let mut settled: HashMap<i64, i64> = HashMap::new();
-        for m in marks.into_iter().flatten().flatten() {
-            *settled.entry(m).or_default() += 1;
+        let mut first_error = None;
+        for r in results {
+            match r {
+                Ok(marks) => marks.into_iter().flatten().for_each(|m| *settled.entry(m).or_default() += 1),
+                Err(e) => first_error = first_error.or(Some(e)),
+            }
         }
         for (mark, n) in settled {
             self.count(table, mark, -n).await?;
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Marks one source `state` for `snapshot_id` (never downgrading a committed one). For a
