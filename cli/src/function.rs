@@ -110,8 +110,8 @@ pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
             let queue = SqsQueue::new(clients.sqs.clone(), &url)
                 .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
             let requeue = SqsQueue::new(clients.sqs.clone(), settings.ingest_queue()?);
-            let committer =
-                Mutex::new(Committer::new(EngineConfig::default(), ports.clone()).with_warehouse(&settings.warehouse));
+            let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
+            let committer = Mutex::new(Committer::new(engine, ports.clone()).with_warehouse(&settings.warehouse));
             let mapping = Mapping::new(&clients, url, &a);
             mapping
                 .run(|event| async {

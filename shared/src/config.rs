@@ -287,7 +287,17 @@ pub struct EngineConfig {
     pub lock_wait: std::time::Duration,
     /// Compare-and-swap attempts before a commit gives up.
     pub commit_attempts: u32,
+    /// Files written longer ago than this are not committed (`FLOE_MAX_COMMIT_AGE_HOURS`): an
+    /// append's sources go back to the writers to be written afresh, a rewrite is rejected as
+    /// stale. `None`: [`MANAGED_MAX_COMMIT_AGE`] where the catalog's service removes
+    /// unreferenced files (S3 Tables), no limit elsewhere.
+    pub max_commit_age: Option<std::time::Duration>,
 }
+
+/// The commit age limit where the catalog's service removes unreferenced files itself: S3
+/// Tables does so 3 days after a file was written (its default `unreferencedDays`); 2 days
+/// leaves a day's margin for the commit itself and clock skew.
+pub const MANAGED_MAX_COMMIT_AGE: std::time::Duration = std::time::Duration::from_secs(2 * 24 * 3600);
 
 impl Default for EngineConfig {
     fn default() -> Self {
@@ -300,6 +310,7 @@ impl Default for EngineConfig {
             lock_lease: std::time::Duration::from_secs(60),
             lock_wait: std::time::Duration::from_secs(120),
             commit_attempts: 10,
+            max_commit_age: None,
         }
     }
 }
@@ -323,7 +334,8 @@ impl EngineConfig {
     /// The limits from settings looked up by name (binaries pass the environment):
     /// `AWS_LAMBDA_FUNCTION_MEMORY_SIZE` (MiB) sizes the defaults ([`EngineConfig::for_memory`]);
     /// `FLOE_MAX_OBJECT_BYTES`, `FLOE_MAX_DECODED_BYTES`, `FLOE_MAX_BLOCK_BYTES` and
-    /// `FLOE_MAX_VALUE_BYTES` override each limit. A value that is not a positive whole number
+    /// `FLOE_MAX_VALUE_BYTES` override each limit; `FLOE_MAX_COMMIT_AGE_HOURS` sets the commit
+    /// age limit ([`EngineConfig::max_commit_age`]). A value that is not a positive whole number
     /// of bytes is an error, never silently replaced.
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let number = |k: &str| -> Result<Option<u64>> {
@@ -349,6 +361,9 @@ impl EngineConfig {
             if let Some(n) = number(k)? {
                 *field = n;
             }
+        }
+        if let Some(hours) = number("FLOE_MAX_COMMIT_AGE_HOURS")? {
+            cfg.max_commit_age = Some(std::time::Duration::from_secs(hours.saturating_mul(3600)));
         }
         Ok(cfg)
     }

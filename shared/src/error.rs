@@ -142,6 +142,20 @@ pub enum Error {
         /// The files that are not live.
         files: Vec<String>,
     },
+    /// The table is in an Iceberg format version Floe does not write (v1, or v3 with its row
+    /// lineage). Nothing
+    /// is written to it and nothing is quarantined: the inputs wait (their messages are
+    /// redelivered, then dead-lettered) until Floe supports the version.
+    #[error(
+        "table {table} is Iceberg format v{version}; Floe commits to format v2 tables only and leaves \
+         this one unchanged (nothing written, nothing quarantined; the inputs are retried)"
+    )]
+    UnsupportedFormat {
+        /// The table (its name, or its location where the name is not at hand).
+        table: String,
+        /// The table's format version.
+        version: u8,
+    },
     /// A commit could not be completed after retrying lost compare-and-swaps.
     #[error("commit to {table} failed after {attempts} attempt(s): {reason}")]
     CommitFailed {

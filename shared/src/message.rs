@@ -106,6 +106,10 @@ pub struct FileManifest {
     /// them as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evolution: Option<Box<SchemaEvolution>>,
+    /// When the files were written (ms since the epoch; absent from older writers): the
+    /// committer will not commit files older than its commit age limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_ms: Option<i64>,
 }
 
 /// A writer's proposal of a schema change, committed with the first data that needs it.
@@ -190,6 +194,9 @@ pub struct RewriteRequest {
     pub duplicates: u64,
     /// The files written.
     pub added: Vec<DataFileMeta>,
+    /// When the added files were written (ms since the epoch; absent from older compactors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_ms: Option<i64>,
 }
 
 impl RewriteRequest {

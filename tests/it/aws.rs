@@ -202,6 +202,23 @@ async fn glue_table_pointer_passes_the_port_contract() {
     contract::table_pointer(ports.pointer.as_ref(), &table).await;
 }
 
+/// A fresh table bucket on the emulator: the S3 Tables catalog of one test.
+pub(crate) async fn s3tables_catalog() -> Catalog {
+    let settings = AwsSettings { endpoint_url: Some(endpoint()), ..AwsSettings::default() };
+    let clients = Clients::load(&settings).await;
+    let name = format!("tables-{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
+    let out = clients.s3tables.create_table_bucket().name(name).send().await.expect("create table bucket");
+    Catalog::S3Tables { bucket_arn: out.arn }
+}
+
+#[tokio::test]
+async fn s3tables_table_pointer_passes_the_port_contract() {
+    let env = Env::new(s3tables_catalog().await).await;
+    let ports = aws::connect(&env.settings).await.expect("connect");
+    assert!(ports.pointer.manages_files());
+    contract::table_pointer(ports.pointer.as_ref(), &floe::TableIdent::new("ns", "t")).await;
+}
+
 #[tokio::test]
 async fn large_manifests_travel_by_claim_check() {
     let env = Env::new(Catalog::DynamoDb).await;
@@ -257,6 +274,11 @@ async fn s3_notifications_land_exactly_once_in_a_dynamodb_catalog() {
 #[tokio::test]
 async fn s3_notifications_land_exactly_once_in_the_glue_catalog() {
     notifications_through_writer_and_committer(Catalog::Glue { catalog_id: None, keep_archive: false }).await;
+}
+
+#[tokio::test]
+async fn s3_notifications_land_exactly_once_in_s3_tables() {
+    notifications_through_writer_and_committer(s3tables_catalog().await).await;
 }
 
 /// Real bucket notifications through both handlers, redelivered, with a corrupt object; then
@@ -324,6 +346,15 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     }
 
     let c = contents(&ports, &table).await;
+    if let Catalog::S3Tables { .. } = env.settings.catalog {
+        // Every file where S3 Tables put the table, none under Floe's warehouse.
+        let state =
+            floe::table::load_table(ports.pointer.as_ref(), ports.store.as_ref(), &table).await.unwrap().unwrap();
+        let home = state.metadata.location().to_string();
+        assert!(home.ends_with("--table-s3"), "moto's table storage: {home}");
+        assert!(state.pointer.metadata_location.starts_with(&home), "{}", state.pointer.metadata_location);
+        assert!(c.files.iter().all(|(p, _, _)| p.starts_with(&format!("{home}/data/"))), "{:?}", c.files);
+    }
     let ids = c.event_ids();
     assert_eq!(ids.len(), rows, "every row of every good object, once");
     assert!(counts(&ids).values().all(|n| *n == 1));
@@ -346,8 +377,12 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     }
 
     // The independent reader: PyIceberg's catalog of the same kind, pointed at the same emulator.
-    let kind = if glue { "glue" } else { "dynamodb" };
-    pyiceberg_check(kind, &env.settings.catalog_table, &table_name, "--ids-file", &ids.join("\n"));
+    let (kind, catalog) = match &env.settings.catalog {
+        Catalog::DynamoDb => ("dynamodb", env.settings.catalog_table.clone()),
+        Catalog::Glue { .. } => ("glue", env.settings.catalog_table.clone()),
+        Catalog::S3Tables { bucket_arn } => ("s3tables", bucket_arn.clone()),
+    };
+    pyiceberg_check(kind, &catalog, &table_name, "--ids-file", &ids.join("\n"));
 }
 
 #[tokio::test]

@@ -430,3 +430,40 @@ async fn one_tables_lock_contention_never_holds_up_another_table() {
     assert!(by_table.contains(&("two".into(), false, true)), "{by_table:?}");
     assert_eq!(contents(&h.ports, &"routed.two".parse().unwrap()).await.rows(), 50);
 }
+
+/// Files older than the commit age limit are never committed (S3 Tables may have removed
+/// them): an append's sources go back to the writers, a manifest of unknown age counts as old,
+/// and a fresh one commits.
+#[tokio::test]
+async fn manifests_past_the_commit_age_limit_send_their_sources_back() {
+    let h = Harness::new();
+    let inputs = h.events("in", 3, 100, 26, 0.0).await;
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    for i in &inputs {
+        write(&h.engine, &h.ports, &t, vec![i.clone()]).await.unwrap();
+    }
+    let mut msgs = drain(&h.ports).await;
+    msgs.sort_by_key(|m| floe::message::FileManifest::from_json(&m.body).unwrap().sources[0].uri.clone());
+    let hour = 3_600_000;
+    for (m, written) in msgs.iter_mut().zip([Some(-3 * hour), None]) {
+        let mut manifest = floe::message::FileManifest::from_json(&m.body).unwrap();
+        assert!(manifest.written_ms.is_some(), "writers stamp their manifests");
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        manifest.written_ms = written.map(|ago| now + ago);
+        m.body = manifest.to_json().unwrap();
+    }
+    let engine = floe::config::EngineConfig { max_commit_age: Some(Duration::from_secs(3600)), ..h.engine.clone() };
+    let mut committer = Committer::new(engine, h.ports.clone());
+    let out = committer.commit(&msgs).await;
+    let result = |id: &str| out.results.iter().find(|(m, _)| m == id).map(|(_, r)| r.clone()).unwrap();
+    for (m, source) in msgs.iter().zip(&inputs).take(2) {
+        match result(&m.id) {
+            MessageResult::Overlap { requeue } => {
+                assert_eq!(requeue.iter().map(|s| s.uri.clone()).collect::<Vec<_>>(), vec![source.uri.clone()])
+            }
+            other => panic!("an old manifest's sources go back to the writers: {other:?}"),
+        }
+    }
+    assert!(matches!(result(&msgs[2].id), MessageResult::Committed { .. }), "{:?}", out.results);
+    assert_eq!(contents(&h.ports, &table()).await.event_ids().len(), 100, "only the fresh manifest's rows");
+}

@@ -8,6 +8,7 @@ mod common;
 mod compact;
 mod crash;
 mod evolve;
+mod format;
 mod immutable;
 mod ingest;
 mod maintain;

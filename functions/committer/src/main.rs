@@ -19,7 +19,8 @@ async fn main() -> Result<(), Error> {
     let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
         .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
     let requeue = SqsQueue::new(clients.sqs.clone(), settings.ingest_queue()?);
-    let committer = Mutex::new(Committer::new(EngineConfig::default(), ports).with_warehouse(&settings.warehouse));
+    let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
+    let committer = Mutex::new(Committer::new(engine, ports).with_warehouse(&settings.warehouse));
     let (committer, queue, requeue, emf) = (&committer, &queue, &requeue, &emf);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<SqsEvent>| async move {
         let out = handle_committer(committer, queue, requeue, ev.payload).await;

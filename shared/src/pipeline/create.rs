@@ -13,7 +13,7 @@ use tracing::info;
 use crate::config::{EngineConfig, TableConfig, join_terms};
 use crate::convert::{avro, schema};
 use crate::ports::{ObjectMeta, Ports};
-use iceberg::spec::TableMetadata;
+use iceberg::spec::{TableMetadata, TableMetadataBuilder};
 
 use crate::table::{
     PROP_DEDUP_KEY, TableState, create_table_metadata, load_table, metadata_file_uri, partition_spec_text,
@@ -113,8 +113,21 @@ async fn schema_of(
 /// Registers a defined table: writes `metadata` as its first metadata.json (create-only, under
 /// a fresh name) and creates the catalog entry if absent. If the table exists by then (created
 /// concurrently, or by an earlier attempt of ours whose answer was lost), that table is loaded
-/// and this attempt's metadata file deleted. Returns the state and whether this call created it.
+/// and this attempt's metadata file deleted. A catalog that places tables itself (S3 Tables)
+/// assigns the location first, and the table is moved there before anything is written.
+/// Returns the state and whether this call created it.
 pub async fn register_table(ports: &Ports, table: &TableIdent, metadata: &TableMetadata) -> Result<(TableState, bool)> {
+    let relocated;
+    let metadata = match ports.pointer.assign_location(table).await? {
+        Some(location) if location != metadata.location() => {
+            relocated = TableMetadataBuilder::new_from_metadata(metadata.clone(), None)
+                .set_location(location)
+                .build()?
+                .metadata;
+            &relocated
+        }
+        _ => metadata,
+    };
     let meta_uri = metadata_file_uri(metadata.location(), 0);
     ports.store.put_if_absent(&meta_uri, Bytes::from(serde_json::to_vec(metadata)?)).await?;
     let created = match ports.pointer.create(table, &meta_uri).await {
@@ -126,7 +139,7 @@ pub async fn register_table(ports: &Ports, table: &TableIdent, metadata: &TableM
         .await?
         .ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
     let ours = state.pointer.metadata_location == meta_uri;
-    if !ours {
+    if !ours && !ports.pointer.manages_files() {
         let _ = ports.store.delete(&meta_uri).await;
     }
     if created {

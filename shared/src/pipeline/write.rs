@@ -311,6 +311,7 @@ pub async fn write(
         files,
         evolution: (!changes.is_empty())
             .then(|| Box::new(SchemaEvolution { changes, schema: table.schema.as_ref().clone() })),
+        written_ms: Some(chrono::Utc::now().timestamp_millis()),
     };
     ports.commit_queue.send(manifest.to_json()?).await?;
     ports.faults.hit(FaultPoint::WriterAfterManifestSend).await;

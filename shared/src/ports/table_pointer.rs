@@ -76,4 +76,16 @@ pub trait TablePointer: Send + Sync {
     /// Points the table at `new_location` if it still points where `expected` says;
     /// `Conflict` otherwise (someone else committed, or a zombie lost its fence).
     async fn swap(&self, table: &TableIdent, expected: &Pointer, new_location: &str) -> Result<Pointer, PortError>;
+    /// Where a new table's files must go when the catalog decides (Amazon S3 Tables gives each
+    /// table storage of its own, assigned when the table is created: this call creates it,
+    /// empty, if missing). `None`: under Floe's warehouse, in the usual layout.
+    async fn assign_location(&self, _table: &TableIdent) -> Result<Option<String>, PortError> {
+        Ok(None)
+    }
+    /// Whether the catalog's service maintains the tables' files itself (S3 Tables: its own
+    /// snapshot expiry and unreferenced-file removal, on storage that refuses deletes and
+    /// listings). Floe then never expires snapshots nor deletes or lists files there.
+    fn manages_files(&self) -> bool {
+        false
+    }
 }

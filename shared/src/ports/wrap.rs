@@ -119,6 +119,12 @@ impl<A: Around> TablePointer for Wrapped<A, dyn TablePointer> {
     async fn swap(&self, table: &TableIdent, expected: &Pointer, new_location: &str) -> Result<Pointer, PortError> {
         self.around.call("swap", || self.inner.swap(table, expected, new_location)).await
     }
+    async fn assign_location(&self, table: &TableIdent) -> Result<Option<String>, PortError> {
+        self.around.call("assign table location", || self.inner.assign_location(table)).await
+    }
+    fn manages_files(&self) -> bool {
+        self.inner.manages_files()
+    }
 }
 
 #[async_trait]

@@ -168,6 +168,7 @@ pub async fn plan_snapshot(
     snapshot_id: i64,
     extra_summary: &[(&str, String)],
 ) -> Result<SnapshotPlan> {
+    super::state::ensure_supported(state.metadata.location(), &state.metadata)?;
     let evolved;
     let meta = match &change.schema {
         Some(schema) => {

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow_schema::SchemaRef as ArrowSchemaRef;
-use iceberg::spec::{PartitionSpecRef, SchemaRef, SortOrderRef, TableMetadata};
+use iceberg::spec::{FormatVersion, PartitionSpecRef, SchemaRef, SortOrderRef, TableMetadata};
 
 use super::{PROP_COMPRESSION, PROP_DEDUP_KEY, PROP_TARGET_FILE_SIZE};
 use crate::config::{DEFAULT_COMPRESSION, DEFAULT_TARGET_FILE_SIZE, SortTerm};
@@ -33,6 +33,17 @@ pub async fn load_table(
     let bytes = store.get(&p.metadata_location).await?;
     let metadata: TableMetadata = serde_json::from_slice(&bytes)?;
     Ok(Some(TableState { pointer: p, metadata: Arc::new(metadata) }))
+}
+
+/// Refuses a table whose format version Floe does not write. Floe writes format v2: a table
+/// another engine upgraded to v3 carries row lineage (`next-row-id`, `first-row-id` on snapshots
+/// and manifests) that a v2-style commit would leave wrong, and a v1 table's manifests have no
+/// sequence numbers. Every role (writer, compactor, committer) stops before writing anything.
+pub fn ensure_supported(table: &str, m: &TableMetadata) -> Result<()> {
+    match m.format_version() {
+        FormatVersion::V2 => Ok(()),
+        v => Err(Error::UnsupportedFormat { table: table.to_string(), version: v as u8 }),
+    }
 }
 
 /// What a writer needs to know about its destination table, derived from the metadata.
@@ -71,6 +82,7 @@ pub struct WriterTable {
 impl WriterTable {
     /// Derives the writer's view from table metadata.
     pub fn from_metadata(ident: &TableIdent, m: &TableMetadata) -> Result<Self> {
+        ensure_supported(&ident.to_string(), m)?;
         let schema = m.current_schema().clone();
         let sort_order = m.default_sort_order().clone();
         let sort = sort_order

@@ -1,5 +1,5 @@
 //! The orphan sweep: deletes the objects under a table's location that no kept snapshot, no
-//! metadata file in the log and no dropped record reaches, once they are older than a safety age.
+//! metadata file in the log, no statistics file and no dropped record reaches, once they are older than a safety age.
 //!
 //! Orphans are files of attempts that never landed (a writer batch or a compaction task whose
 //! request was rejected or never sent, a commit that lost its swap), files a committer could
@@ -40,10 +40,14 @@ pub async fn sweep_orphans(
     dry_run: bool,
 ) -> Result<SweepReport> {
     let meta = &state.metadata;
+    super::ensure_supported(meta.location(), meta)?;
     let location = meta.location().trim_end_matches('/').to_string();
     let mut keep: HashSet<String> = HashSet::new();
     keep.insert(state.pointer.metadata_location.clone());
     keep.extend(meta.metadata_log().iter().map(|l| l.metadata_file.clone()));
+    // Puffin statistics other engines (Spark, Trino) wrote and the metadata references.
+    keep.extend(meta.statistics_iter().map(|s| s.statistics_path.clone()));
+    keep.extend(meta.partition_statistics_iter().map(|s| s.statistics_path.clone()));
     for snap in meta.snapshots() {
         keep.insert(snap.manifest_list().to_string());
         if let Some(record) = snap.summary().additional_properties.get(DROPPED_PROPERTY) {

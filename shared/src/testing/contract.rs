@@ -60,14 +60,24 @@ pub async fn queue(q: &dyn Queue) {
 }
 
 /// `TablePointer`: create once, load, swap with the right expectation, lose with a stale one.
+/// Locations are under the one the catalog assigns, where it assigns one (S3 Tables).
 pub async fn table_pointer(p: &dyn TablePointer, table: &TableIdent) {
     assert_eq!(p.load(table).await.expect("load"), None, "missing table loads as None");
-    let v0 = p.create(table, "s3://w/t/metadata/00000-a.metadata.json").await.expect("create");
-    assert!(matches!(p.create(table, "s3://w/t/metadata/00000-b.metadata.json").await, Err(PortError::Conflict(_))));
+    let base = match p.assign_location(table).await.expect("assign a location") {
+        Some(at) => {
+            assert_eq!(p.assign_location(table).await.expect("again").as_ref(), Some(&at), "one location per table");
+            assert_eq!(p.load(table).await.expect("load"), None, "a table with no metadata yet loads as None");
+            at
+        }
+        None => "s3://w/t".to_string(),
+    };
+    let at = |f: &str| format!("{base}/metadata/{f}.metadata.json");
+    let v0 = p.create(table, &at("00000-a")).await.expect("create");
+    assert!(matches!(p.create(table, &at("00000-b")).await, Err(PortError::Conflict(_))));
     assert_eq!(p.load(table).await.expect("load"), Some(v0.clone()));
-    let v1 = p.swap(table, &v0, "s3://w/t/metadata/00001-c.metadata.json").await.expect("swap");
-    assert_eq!(v1.metadata_location, "s3://w/t/metadata/00001-c.metadata.json");
-    let lost = p.swap(table, &v0, "s3://w/t/metadata/00001-zombie.metadata.json").await;
+    let v1 = p.swap(table, &v0, &at("00001-c")).await.expect("swap");
+    assert_eq!(v1.metadata_location, at("00001-c"));
+    let lost = p.swap(table, &v0, &at("00001-zombie")).await;
     assert!(matches!(lost, Err(PortError::Conflict(_))), "a stale expectation loses: {lost:?}");
     assert_eq!(p.load(table).await.expect("load"), Some(v1), "the loser left no trace");
 }

@@ -49,6 +49,7 @@ where
                 | "NotFound"
                 | "ResourceNotFoundException"
                 | "EntityNotFoundException"
+                | "NotFoundException"
                 | "AWS.SimpleQueueService.NonExistentQueue",
             ),
             _,
@@ -61,7 +62,8 @@ where
                 | "ConditionalRequestConflict"
                 | "TransactionCanceledException"
                 | "AlreadyExistsException"
-                | "ConcurrentModificationException",
+                | "ConcurrentModificationException"
+                | "ConflictException",
             ),
             _,
         )

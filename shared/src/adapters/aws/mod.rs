@@ -1,4 +1,4 @@
-//! AWS adapters (feature `aws`): S3 object store, SQS queue, DynamoDB or Glue table pointer,
+//! AWS adapters (feature `aws`): S3 object store, SQS queue, DynamoDB, Glue or S3 Tables table pointer,
 //! and DynamoDB lock and ledger. Every client is built once from one `SdkConfig` with a single TLS stack
 //! (rustls + ring); the standard `AWS_ENDPOINT_URL` points them all at LocalStack or moto, and
 //! S3 then uses path-style addressing. No SDK type leaves this module: errors become
@@ -13,6 +13,7 @@ mod error;
 mod glue_table_pointer;
 pub mod lambda;
 mod s3_object_store;
+mod s3tables_table_pointer;
 mod sqs_queue;
 
 use std::sync::Arc;
@@ -22,6 +23,7 @@ pub use dynamodb_lock::DynamoDbLock;
 pub use dynamodb_table_pointer::DynamoDbTablePointer;
 pub use glue_table_pointer::GlueTablePointer;
 pub use s3_object_store::{S3ObjectStore, split_s3_uri};
+pub use s3tables_table_pointer::S3TablesPointer;
 pub use sqs_queue::{CLAIM_CHECK_THRESHOLD, SqsQueue};
 
 use crate::ports::{NoopMetrics, ObjectStore, Ports, RetryPolicy, TablePointer};
@@ -41,23 +43,39 @@ pub enum Catalog {
         /// default the archive is skipped, as Iceberg Java does).
         keep_archive: bool,
     },
+    /// An Amazon S3 table bucket (`FLOE_S3TABLES_BUCKET_ARN`): namespaces and tables are
+    /// created in it on first sight, each table's files live where S3 Tables puts them.
+    S3Tables {
+        /// `arn:aws:s3tables:REGION:ACCOUNT:bucket/NAME`.
+        bucket_arn: String,
+    },
 }
 
 impl Catalog {
-    /// Parses `FLOE_CATALOG` (`dynamodb`, the default, or `glue`), with `FLOE_GLUE_CATALOG_ID`
-    /// and `FLOE_GLUE_SKIP_ARCHIVE` (`true`, the default, or `false`).
-    pub fn parse(choice: Option<&str>, glue_catalog_id: Option<String>, skip_archive: Option<&str>) -> Result<Self> {
-        let keep_archive = match skip_archive.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
-            None | Some("" | "true" | "1" | "yes") => false,
-            Some("false" | "0" | "no") => true,
-            Some(other) => {
-                return Err(Error::Config(format!("FLOE_GLUE_SKIP_ARCHIVE must be `true` or `false`, got `{other}`")));
-            }
-        };
-        match choice.map(str::trim).unwrap_or("dynamodb").to_ascii_lowercase().as_str() {
+    /// Parses `FLOE_CATALOG` (`dynamodb`, the default, `glue` or `s3tables`), with
+    /// `FLOE_GLUE_CATALOG_ID` and `FLOE_GLUE_SKIP_ARCHIVE` (`true`, the default, or `false`) for
+    /// Glue and `FLOE_S3TABLES_BUCKET_ARN` for S3 Tables, read through `var`.
+    pub fn parse(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let choice = var("FLOE_CATALOG");
+        let keep_archive = !flag("FLOE_GLUE_SKIP_ARCHIVE", var("FLOE_GLUE_SKIP_ARCHIVE"))?;
+        match choice.as_deref().map(str::trim).unwrap_or("dynamodb").to_ascii_lowercase().as_str() {
             "dynamodb" | "" => Ok(Catalog::DynamoDb),
-            "glue" => Ok(Catalog::Glue { catalog_id: glue_catalog_id, keep_archive }),
-            other => Err(Error::Config(format!("FLOE_CATALOG must be `dynamodb` or `glue`, got `{other}`"))),
+            "glue" => Ok(Catalog::Glue { catalog_id: var("FLOE_GLUE_CATALOG_ID"), keep_archive }),
+            "s3tables" => match var("FLOE_S3TABLES_BUCKET_ARN") {
+                Some(arn) if arn.starts_with("arn:") && arn.contains(":s3tables:") && arn.contains(":bucket/") => {
+                    Ok(Catalog::S3Tables { bucket_arn: arn })
+                }
+                Some(arn) => Err(Error::Config(format!(
+                    "FLOE_S3TABLES_BUCKET_ARN must be a table bucket ARN (arn:aws:s3tables:REGION:ACCOUNT:bucket/NAME), \
+                     got `{arn}`"
+                ))),
+                None => Err(Error::Config(
+                    "FLOE_CATALOG=s3tables needs FLOE_S3TABLES_BUCKET_ARN (the table bucket's ARN)".into(),
+                )),
+            },
+            other => {
+                Err(Error::Config(format!("FLOE_CATALOG must be `dynamodb`, `glue` or `s3tables`, got `{other}`")))
+            }
         }
     }
 }
@@ -109,11 +127,7 @@ impl AwsSettings {
         let warehouse = var("FLOE_WAREHOUSE").unwrap_or_default();
         Ok(AwsSettings {
             endpoint_url: var("AWS_ENDPOINT_URL"),
-            catalog: Catalog::parse(
-                var("FLOE_CATALOG").as_deref(),
-                var("FLOE_GLUE_CATALOG_ID"),
-                var("FLOE_GLUE_SKIP_ARCHIVE").as_deref(),
-            )?,
+            catalog: Catalog::parse(var)?,
             ingest_queue_url: var("FLOE_INGEST_QUEUE_URL"),
             create_dynamodb_tables: flag("FLOE_CREATE_DYNAMODB_TABLES", var("FLOE_CREATE_DYNAMODB_TABLES"))?,
             catalog_table: var("FLOE_CATALOG_TABLE").unwrap_or_else(|| DEFAULT_CATALOG_TABLE.into()),
@@ -160,6 +174,8 @@ pub struct Clients {
     pub dynamodb: aws_sdk_dynamodb::Client,
     /// Glue.
     pub glue: aws_sdk_glue::Client,
+    /// S3 Tables.
+    pub s3tables: aws_sdk_s3tables::Client,
     /// The configuration they were built from (for other clients, e.g. CloudWatch in `floe status --aws`).
     pub sdk: aws_config::SdkConfig,
 }
@@ -179,6 +195,7 @@ impl Clients {
             sqs: aws_sdk_sqs::Client::new(&sdk),
             dynamodb: aws_sdk_dynamodb::Client::new(&sdk),
             glue: aws_sdk_glue::Client::new(&sdk),
+            s3tables: aws_sdk_s3tables::Client::new(&sdk),
             sdk,
         }
     }
@@ -229,6 +246,7 @@ pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<P
         Catalog::Glue { catalog_id, keep_archive } => {
             Arc::new(GlueTablePointer::new(clients.glue.clone(), catalog_id.clone()).keep_archive(*keep_archive))
         }
+        Catalog::S3Tables { bucket_arn } => Arc::new(S3TablesPointer::new(clients.s3tables.clone(), bucket_arn)),
     };
     let lock = DynamoDbLock::new(clients.dynamodb.clone(), &settings.lock_table);
     let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table);
@@ -314,12 +332,39 @@ mod tests {
 
     #[test]
     fn glue_skips_its_version_archive_unless_told_otherwise() {
-        let glue = |skip| Catalog::parse(Some("glue"), None, skip).unwrap();
-        assert_eq!(glue(None), Catalog::Glue { catalog_id: None, keep_archive: false });
-        assert_eq!(glue(Some("true")), Catalog::Glue { catalog_id: None, keep_archive: false });
-        assert_eq!(glue(Some("FALSE")), Catalog::Glue { catalog_id: None, keep_archive: true });
-        let bad = Catalog::parse(Some("glue"), None, Some("sometimes")).unwrap_err().to_string();
+        let glue = |skip: Option<&str>| {
+            let skip = skip.map(str::to_string);
+            Catalog::parse(|k| match k {
+                "FLOE_CATALOG" => Some("glue".into()),
+                "FLOE_GLUE_SKIP_ARCHIVE" => skip.clone(),
+                _ => None,
+            })
+        };
+        assert_eq!(glue(None).unwrap(), Catalog::Glue { catalog_id: None, keep_archive: false });
+        assert_eq!(glue(Some("true")).unwrap(), Catalog::Glue { catalog_id: None, keep_archive: false });
+        assert_eq!(glue(Some("FALSE")).unwrap(), Catalog::Glue { catalog_id: None, keep_archive: true });
+        let bad = glue(Some("sometimes")).unwrap_err().to_string();
         assert!(bad.contains("FLOE_GLUE_SKIP_ARCHIVE") && bad.contains("sometimes"), "{bad}");
+    }
+
+    #[test]
+    fn s3_tables_needs_a_table_bucket_arn() {
+        let s3tables = |arn: Option<&str>| {
+            let arn = arn.map(str::to_string);
+            Catalog::parse(|k| match k {
+                "FLOE_CATALOG" => Some("S3Tables".into()),
+                "FLOE_S3TABLES_BUCKET_ARN" => arn.clone(),
+                _ => None,
+            })
+        };
+        let arn = "arn:aws:s3tables:eu-west-1:123456789012:bucket/lake";
+        assert_eq!(s3tables(Some(arn)).unwrap(), Catalog::S3Tables { bucket_arn: arn.into() });
+        let missing = s3tables(None).unwrap_err().to_string();
+        assert!(missing.contains("FLOE_S3TABLES_BUCKET_ARN"), "{missing}");
+        let wrong = s3tables(Some("arn:aws:s3:::lake")).unwrap_err().to_string();
+        assert!(wrong.contains("table bucket ARN") && wrong.contains("arn:aws:s3:::lake"), "{wrong}");
+        let other = Catalog::parse(|k| (k == "FLOE_CATALOG").then(|| "hive".to_string())).unwrap_err().to_string();
+        assert!(other.contains("s3tables") && other.contains("hive"), "{other}");
     }
 
     #[test]

@@ -37,6 +37,14 @@ impl Committer {
             let Converted { ready, poisoned } = convert(&state, group);
             let Classified { mut results, take } = classify(ready, &settled.committed);
             results.extend(poisoned);
+            let (take, aged): (Vec<_>, Vec<_>) = take.into_iter().partition(|r| !self.too_old(r.manifest.written_ms));
+            for r in aged {
+                // Its files may be gone (S3 Tables removes unreferenced files after 3 days): the
+                // sources are written again, as an overlapping manifest's are.
+                warn!(%table, message = %r.id, batch = %r.manifest.batch_id, "files older than the commit age limit; sources sent back to be written again");
+                self.ports.metrics.count("aged_manifests", 1);
+                results.push((r.id.clone(), MessageResult::Overlap { requeue: r.manifest.sources.clone() }));
+            }
             let Rebased { take, schema, changes, refused } = rebase_all(&state, take);
             for (id, result) in refused {
                 warn!(%table, message = %id, ?result, "manifest written against a schema that moved on");

@@ -413,7 +413,7 @@ impl Committer {
                 if let Some((at, record)) = &plan.dropped {
                     self.dropped.insert(at.clone(), record.clone());
                 }
-                if gc_enabled(&plan.metadata) {
+                if gc_enabled(&plan.metadata) && self.may_delete() {
                     let known = std::mem::take(&mut self.dropped);
                     let cleaned = plan.cleanup.run(self.ports.store.as_ref(), &known).await;
                     self.dropped = known;
@@ -427,7 +427,7 @@ impl Committer {
                         }
                     }
                 }
-                if delete_after_commit(&plan.metadata) {
+                if delete_after_commit(&plan.metadata) && self.may_delete() {
                     for old in &plan.expired_metadata {
                         if let Err(e) = self.ports.store.delete(old).await {
                             warn!(%table, file = %old, error = %e, "old metadata file not deleted");
@@ -439,7 +439,9 @@ impl Committer {
             Err(PortError::Conflict(why)) => {
                 warn!(%table, attempt, %why, "pointer swap lost; re-planning");
                 self.cache.remove(table);
-                let _ = self.ports.store.delete(&plan.metadata_location).await;
+                if self.may_delete() {
+                    let _ = self.ports.store.delete(&plan.metadata_location).await;
+                }
                 let pause = rand::rng().random_range(10..50 * u64::from(attempt));
                 tokio::time::sleep(Duration::from_millis(pause)).await;
                 Ok(Landing::Lost)
@@ -456,6 +458,9 @@ impl Committer {
     /// pending ledger record names (the exactly-once check needs it). None until
     /// [`EXPIRE_BATCH`] are due, so the ledger is read once per batch of expiries.
     async fn expiring(&self, table: &TableIdent, state: &TableState) -> Result<Vec<i64>> {
+        if !self.may_delete() {
+            return Ok(vec![]); // the catalog's service expires snapshots itself
+        }
         let policy = ExpiryPolicy::of(&state.metadata);
         let mut due = policy.candidates(&state.metadata, chrono::Utc::now().timestamp_millis());
         if due.len() < EXPIRE_BATCH {
@@ -464,6 +469,24 @@ impl Committer {
         let pending = self.ports.ledger.pending_snapshots(table).await?;
         due.retain(|id| !pending.contains(id));
         Ok(due)
+    }
+
+    /// Files written longer ago than this are not committed ([`EngineConfig::max_commit_age`]).
+    fn max_commit_age(&self) -> Option<Duration> {
+        self.cfg.max_commit_age.or_else(|| (!self.may_delete()).then_some(crate::config::MANAGED_MAX_COMMIT_AGE))
+    }
+
+    /// Whether written files are past the commit age limit (files of unknown age are, where
+    /// there is a limit: they come from a writer older than the limit itself).
+    fn too_old(&self, written_ms: Option<i64>) -> bool {
+        let Some(limit) = self.max_commit_age() else { return false };
+        written_ms.is_none_or(|at| chrono::Utc::now().timestamp_millis() - at > limit.as_millis() as i64)
+    }
+
+    /// Whether the committer deletes files and expires snapshots itself: not where the
+    /// catalog's service maintains the table's files (S3 Tables), whose storage refuses deletes.
+    fn may_delete(&self) -> bool {
+        !self.ports.pointer.manages_files()
     }
 
     fn out_of_attempts(&self, table: &TableIdent) -> Error {

@@ -23,6 +23,12 @@ impl Committer {
         request: &RewriteRequest,
         lease: &mut Lease,
     ) -> Result<(MessageResult, Option<Landed>)> {
+        if self.too_old(request.written_ms) {
+            // Its files may be gone (S3 Tables removes unreferenced files): planned again later.
+            let reason = format!("task {} wrote its files longer ago than the commit age limit", request.task_id);
+            warn!(%table, message = %id, %reason, "rewrite too old; rejected without committing or deleting");
+            return Ok((MessageResult::Stale { reason }, None));
+        }
         for attempt in 1..=self.cfg.commit_attempts {
             let (state, manifests) = self.current_with_contents(table).await?;
             let files = match judge(&state, &manifests, request) {
@@ -35,7 +41,7 @@ impl Committer {
                 Verdict::Stale { reason, orphans } => {
                     warn!(%table, message = %id, task = %request.task_id, %reason, "stale rewrite rejected");
                     self.ports.metrics.count("rewrites_rejected", 1);
-                    for path in orphans {
+                    for path in orphans.into_iter().filter(|_| self.may_delete()) {
                         if let Err(e) = self.ports.store.delete(&path).await {
                             warn!(%table, file = %path, error = %e, "file of a rejected rewrite not deleted");
                         }

@@ -251,6 +251,7 @@ pub async fn run_task(
         removed_rows,
         duplicates: removed_rows - out.rows_out,
         added,
+        written_ms: Some(chrono::Utc::now().timestamp_millis()),
     };
     ports.commit_queue.send(serde_json::to_string(&request)?).await?;
     ports.faults.hit(FaultPoint::CompactorAfterRequestSend).await;

@@ -147,7 +147,8 @@ async fn compact_one(
     };
     let report = compact(&env.engine, ports, table, options).await?;
     let mut orphans_deleted = 0;
-    if let Some(hours) = sweep_older_than_hours {
+    // S3 Tables removes unreferenced files itself, and its storage refuses listings.
+    if let Some(hours) = sweep_older_than_hours.filter(|_| !ports.pointer.manages_files()) {
         let cutoff = chrono::Utc::now().timestamp_millis() - (hours as i64).saturating_mul(3_600_000);
         orphans_deleted = sweep_orphans(ports.store.as_ref(), &state, cutoff, false).await?.orphans.len();
     }
