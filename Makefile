@@ -7,7 +7,7 @@ FLOE := target/release/floe
 RUN_DIR ?= data/sample
 WAREHOUSE ?= warehouse
 
-.PHONY: build build-tests run test test-rust test-python venv checkov-venv bench bench-memory bench-table bench-soak bench-coldstart bench-model lint fmt clean lambda deploy deploy-local destroy-local
+.PHONY: build build-tests run test test-rust test-python venv checkov-venv bench bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-model lint fmt clean lambda deploy deploy-local destroy-local
 
 build:
 	$(CARGO) build --release --workspace
@@ -58,12 +58,18 @@ BENCH_JSON := target/bench/bench.json
 bench: build venv
 	$(VENV)/bin/pip install --quiet matplotlib==3.10.7 pyiceberg-core==0.11.0
 	$(VENV)/bin/python tests/bench/throughput.py --floe $(FLOE) --doc docs/PERFORMANCE.md --json-out $(BENCH_JSON) $(BENCH_ARGS)
-	$(MAKE) --no-print-directory bench-soak bench-coldstart bench-model bench-memory bench-table
+	$(MAKE) --no-print-directory bench-soak bench-soak-moto bench-coldstart bench-model bench-memory bench-table
 
 # Drop->visible latency at steady drop rates, embedded mode (SOAK_ARGS="--rates 8,32 --seconds 20").
 bench-soak: build venv
 	$(VENV)/bin/pip install --quiet matplotlib==3.10.7
 	$(VENV)/bin/python tests/bench/soak.py --floe $(FLOE) --doc docs/PERFORMANCE.md $(SOAK_ARGS)
+
+# Drop->visible latency through the AWS pipeline on moto: S3 notifications, SQS, the writer and
+# committer handlers (SOAK_MOTO_ARGS="--rates 1,4 --seconds 20").
+bench-soak-moto: build venv
+	$(VENV)/bin/pip install --quiet matplotlib==3.10.7
+	VENV=$(VENV) tests/with-moto.sh $(VENV)/bin/python tests/bench/soak_moto.py --floe $(FLOE) --doc docs/PERFORMANCE.md $(SOAK_MOTO_ARGS)
 
 # The Lambda binaries' size and their start-up to the first event handled.
 bench-coldstart: build venv

@@ -1,5 +1,6 @@
 # The DynamoDB tables (catalog in Iceberg Java's DynamoDbCatalog layout, the committer lock in
-# DynamoDbLockManager's, the exactly-once ledger), or Glue databases with catalog = "glue".
+# DynamoDbLockManager's, the exactly-once ledger), Glue databases with catalog = "glue", or an
+# S3 table bucket and its namespaces with catalog = "s3tables".
 # On-demand capacity, point-in-time recovery. The functions are told not to create tables
 # (FLOE_CREATE_DYNAMODB_TABLES=false), so their roles need no DescribeTable/CreateTable.
 
@@ -80,4 +81,26 @@ resource "aws_glue_catalog_database" "namespace" {
   name        = each.value
   description = "Iceberg tables landed by Floe (${var.name_prefix})"
   tags        = var.tags
+}
+
+# S3 Tables maintains the files of its tables itself (compaction, snapshot expiry, and the
+# unreferenced-file removal configured here); Floe's committer then never deletes or expires.
+resource "aws_s3tables_table_bucket" "tables" {
+  count = var.catalog == "s3tables" ? 1 : 0
+  name  = local.table_bucket
+  maintenance_configuration = {
+    iceberg_unreferenced_file_removal = {
+      status = "enabled"
+      settings = {
+        unreferenced_days = var.s3tables_unreferenced_days
+        non_current_days  = var.s3tables_noncurrent_days
+      }
+    }
+  }
+}
+
+resource "aws_s3tables_namespace" "namespace" {
+  for_each         = var.catalog == "s3tables" ? toset(var.s3tables_namespaces) : toset([])
+  namespace        = each.value
+  table_bucket_arn = aws_s3tables_table_bucket.tables[0].arn
 }

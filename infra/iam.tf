@@ -19,6 +19,7 @@ locals {
     "arn:${local.partition}:glue:${local.region}:${local.account}:table/*/*",
   ]
   catalog_table_arn = "arn:${local.partition}:dynamodb:${local.region}:${local.account}:table/${local.catalog_table}"
+  s3tables_tables   = "${local.table_bucket_arn}/table/*"
   sweep             = var.compactor_enabled && var.orphan_sweep_schedule != null
 }
 
@@ -102,6 +103,15 @@ data "aws_iam_policy_document" "data_file_producer" {
       sid       = "ReadGlueCatalog"
       actions   = ["glue:GetTable", "glue:GetDatabase"]
       resources = local.glue_arns
+    }
+  }
+  dynamic "statement" {
+    for_each = var.catalog == "s3tables" ? [1] : []
+    content {
+      # Reads the pointer and the table's files, writes data files into its storage.
+      sid       = "ReadS3TablesAndWriteTableData"
+      actions   = ["s3tables:GetTableMetadataLocation", "s3tables:GetTableData", "s3tables:PutTableData"]
+      resources = [local.s3tables_tables]
     }
   }
 }
@@ -195,6 +205,22 @@ data "aws_iam_policy_document" "committer" {
       sid       = "CreateAndSwapGlueTables"
       actions   = ["glue:GetTable", "glue:CreateTable", "glue:UpdateTable", "glue:GetDatabase", "glue:CreateDatabase"]
       resources = local.glue_arns
+    }
+  }
+  dynamic "statement" {
+    for_each = var.catalog == "s3tables" ? [1] : []
+    content {
+      sid       = "CreateAndSwapS3Tables"
+      actions   = ["s3tables:GetTableMetadataLocation", "s3tables:UpdateTableMetadataLocation", "s3tables:GetTableData", "s3tables:PutTableData"]
+      resources = [local.s3tables_tables]
+    }
+  }
+  dynamic "statement" {
+    for_each = var.catalog == "s3tables" ? [1] : []
+    content {
+      sid       = "CreateS3TablesNamespacesAndTables"
+      actions   = ["s3tables:CreateNamespace", "s3tables:CreateTable"]
+      resources = [local.table_bucket_arn]
     }
   }
 }

@@ -26,8 +26,11 @@ locals {
   deployed = var.compactor_enabled ? local.functions : { for k, v in local.functions : k => v if k != "compactor" }
 
   catalog_table = "${var.name_prefix}_iceberg"
-  lock_table    = "${var.name_prefix}_locks"
-  ledger_table  = "${var.name_prefix}_ledger"
+  # The table bucket's ARN is known before it exists, so the roles' policies are too.
+  table_bucket     = "${var.name_prefix}-tables"
+  table_bucket_arn = "arn:${local.partition}:s3tables:${local.region}:${local.account}:bucket/${local.table_bucket}"
+  lock_table       = "${var.name_prefix}_locks"
+  ledger_table     = "${var.name_prefix}_ledger"
 
   # The writer's peak memory is about 3x the Avro bytes of one batch plus 100 MB
   # (docs/BENCHMARKS.md#memory); rounded up to 64 MB, and at least 1024 MB (CPU scales with memory).
@@ -49,6 +52,10 @@ locals {
       RUST_LOG                    = var.log_level
     },
     var.catalog == "dynamodb" ? { FLOE_CATALOG_TABLE = local.catalog_table } : {},
+    var.catalog == "s3tables" ? {
+      FLOE_S3TABLES_BUCKET_ARN  = local.table_bucket_arn
+      FLOE_MAX_COMMIT_AGE_HOURS = tostring((var.s3tables_unreferenced_days - 1) * 24)
+    } : {},
     # FLOE_CONFIG_MD5 changes the functions' configuration when floe_toml changes, so that no
     # warm function keeps routing by the configuration it read at its cold start.
     var.floe_toml == null ? {} : {

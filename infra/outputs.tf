@@ -82,3 +82,8 @@ output "config_uri" {
   description = "FLOE_CONFIG: where the table configuration was uploaded (null without floe_toml)."
   value       = var.floe_toml == null ? null : "s3://${local.warehouse_bucket}/${local.config_key}"
 }
+
+output "table_bucket_arn" {
+  description = "The S3 table bucket (catalog = \"s3tables\"); null otherwise."
+  value       = var.catalog == "s3tables" ? aws_s3tables_table_bucket.tables[0].arn : null
+}

@@ -63,12 +63,42 @@ variable "force_destroy" {
 }
 
 variable "catalog" {
-  description = "Where table pointers live: \"dynamodb\" (a DynamoDB table in Iceberg Java's DynamoDbCatalog layout; PyIceberg and Spark read it) or \"glue\" (the Glue Data Catalog; Athena, EMR, Trino read it)."
+  description = "Where table pointers live: \"dynamodb\" (a DynamoDB table in Iceberg Java's DynamoDbCatalog layout; PyIceberg and Spark read it), \"glue\" (the Glue Data Catalog; Athena, EMR, Trino read it) or \"s3tables\" (an Amazon S3 table bucket this module creates; tables keep their files in the storage S3 Tables assigns them)."
   type        = string
   default     = "dynamodb"
   validation {
-    condition     = contains(["dynamodb", "glue"], var.catalog)
-    error_message = "catalog must be \"dynamodb\" or \"glue\"."
+    condition     = contains(["dynamodb", "glue", "s3tables"], var.catalog)
+    error_message = "catalog must be \"dynamodb\", \"glue\" or \"s3tables\"."
+  }
+}
+
+variable "s3tables_namespaces" {
+  description = "With catalog = \"s3tables\": the namespaces to create in the table bucket. Tables are created in them on first sight of data (the committer may also create a namespace a route names)."
+  type        = list(string)
+  default     = ["default"]
+  validation {
+    condition     = alltrue([for n in var.s3tables_namespaces : can(regex("^[a-z0-9][a-z0-9_]{0,254}$", n))])
+    error_message = "S3 Tables namespaces are lowercase letters, digits and underscores, starting with a letter or digit."
+  }
+}
+
+variable "s3tables_unreferenced_days" {
+  description = "With catalog = \"s3tables\": days after which S3 Tables marks a file no snapshot references noncurrent (its unreferenced-file removal). The committer refuses files older than this minus one day (FLOE_MAX_COMMIT_AGE_HOURS), so it never commits a file S3 Tables may have removed."
+  type        = number
+  default     = 3
+  validation {
+    condition     = var.s3tables_unreferenced_days >= 2 && floor(var.s3tables_unreferenced_days) == var.s3tables_unreferenced_days
+    error_message = "s3tables_unreferenced_days must be a whole number of at least 2 (one day of it is the committer's margin)."
+  }
+}
+
+variable "s3tables_noncurrent_days" {
+  description = "With catalog = \"s3tables\": days a noncurrent file is kept before S3 Tables deletes it."
+  type        = number
+  default     = 10
+  validation {
+    condition     = var.s3tables_noncurrent_days >= 1 && floor(var.s3tables_noncurrent_days) == var.s3tables_noncurrent_days
+    error_message = "s3tables_noncurrent_days must be a whole number of at least 1."
   }
 }
 

@@ -71,9 +71,15 @@ async fn a_batch_redelivered_in_another_order_writes_the_same_bytes() {
     let first = manifest(&h).await;
     let first_files = files_of(&h, &first).await;
     let reversed: Vec<ObjectMeta> = objs.iter().rev().cloned().collect();
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let again_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
     write(&h.engine, &h.ports, &t, reversed).await.unwrap();
     let second = manifest(&h).await;
     assert_eq!(first.batch_id, second.batch_id);
+    // The files kept are as old as the first write (their modification time, give or take the
+    // file system clock's tick): the committer's age limit judges that.
+    let (first_at, second_at) = (first.written_ms.unwrap(), second.written_ms.unwrap());
+    assert!((first_at - second_at).abs() < 40 && second_at < again_at, "{first_at} {second_at} {again_at}");
     assert_eq!(first.files, second.files, "same paths, sizes and statistics");
     assert_eq!(first_files, files_of(&h, &second).await, "same bytes");
     // The rule: the copy from the source with the smallest id wins (a.avro: v = 1).

@@ -234,6 +234,67 @@ def deployed(request, moto, tmp_path_factory):
         assert destroyed.returncode == 0, f"terraform destroy failed:\n{destroyed.stdout[-3000:]}\n{destroyed.stderr[-3000:]}"
 
 
+def test_an_s3_tables_deployment_plans_its_bucket_and_least_privilege(moto, tmp_path):
+    """catalog = "s3tables" against moto. moto's S3 Tables lacks the maintenance API the provider
+    reads back after creating a table bucket, so the bucket is planned, not applied: everything
+    the functions need (queues, tables, roles, policies, the functions themselves) is applied
+    with -target, then a full plan shows the table bucket and namespaces to create, the
+    functions' environment (the bucket's ARN, the commit age limit a day under the removal
+    window), and policies that give S3 Tables rights only where each role needs them."""
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1",
+               AWS_DEFAULT_REGION="us-east-1")
+    env.pop("AWS_ENDPOINT_URL", None)
+    data, state = tmp_path / "tf", tmp_path / "terraform.tfstate"
+    init(QUICKSTART, data)
+    prefix = "floe" + uuid.uuid4().hex[:6]
+    tfvars = ["-var", f"aws_endpoint_url={moto}", "-var", f"artifacts_dir={artifacts(tmp_path / 'lambda')}",
+              "-var", "force_destroy=true", "-var", "deletion_protection=false", "-var", f"name_prefix={prefix}",
+              "-var", "event_sources_enabled=false", "-var", "catalog=s3tables",
+              "-var", 's3tables_namespaces=["web","default"]']
+    terraform("apply", "-auto-approve", "-input=false", "-no-color", f"-state={state}",
+              "-target=module.floe.aws_lambda_function.function", *tfvars, env=env, data_dir=data)
+    try:
+        terraform("plan", "-input=false", "-no-color", f"-state={state}", f"-out={tmp_path / 'p'}", *tfvars,
+                  env=env, data_dir=data)
+        plan = json.loads(terraform("show", "-json", tmp_path / "p", env=env, data_dir=data).stdout)
+    finally:
+        destroyed = terraform("destroy", "-auto-approve", "-input=false", "-no-color", f"-state={state}", *tfvars,
+                              env=env, data_dir=data, check=False)
+        assert destroyed.returncode == 0, f"terraform destroy failed:\n{destroyed.stderr[-3000:]}"
+    creates = {c["address"]: c["change"]["after"] for c in plan["resource_changes"] if c["change"]["actions"] == ["create"]}
+    bucket = creates["module.floe.aws_s3tables_table_bucket.tables[0]"]
+    assert bucket["name"] == f"{prefix}-tables"
+    removal = bucket["maintenance_configuration"]["iceberg_unreferenced_file_removal"]
+    assert removal["status"] == "enabled" and removal["settings"]["unreferenced_days"] == 3, removal
+    assert {v["namespace"] for a, v in creates.items() if ".aws_s3tables_namespace.namespace[" in a} == {"web", "default"}
+    res = resources(plan)
+    assert not any(".aws_dynamodb_table.catalog[" in a for a in res), "no DynamoDB catalog with S3 Tables"
+    arn = f"arn:aws:s3tables:us-east-1:123456789012:bucket/{prefix}-tables"
+    fns = [v for a, v in res.items() if ".aws_lambda_function.function[" in a]
+    assert len(fns) == 3
+    for v in fns:
+        variables = v["environment"][0]["variables"]
+        assert variables["FLOE_CATALOG"] == "s3tables", variables
+        assert variables["FLOE_S3TABLES_BUCKET_ARN"] == arn, variables
+        assert variables["FLOE_MAX_COMMIT_AGE_HOURS"] == "48", variables
+    pol = {a.split('"')[1]: json.loads(v["policy"]) for a, v in res.items() if ".aws_iam_role_policy.function[" in a}
+    w, c, k = pol["writer"], pol["committer"], pol["compactor"]
+    table = f"{arn}/table/0f2b6a3c-9d7e-4e1a-b3c4-5d6e7f8a9b0c"
+    for role in (w, c, k):
+        for action in ("s3tables:GetTableMetadataLocation", "s3tables:GetTableData", "s3tables:PutTableData"):
+            assert allowed(role, action, table), action
+    for action in ("s3tables:UpdateTableMetadataLocation",):
+        assert allowed(c, action, table)
+        assert not allowed(w, action, table) and not allowed(k, action, table), "only the committer swaps"
+    for action in ("s3tables:CreateTable", "s3tables:CreateNamespace"):
+        assert allowed(c, action, arn)
+        assert not allowed(w, action, arn) and not allowed(k, action, arn), "only the committer creates tables"
+    for role in (w, c, k):
+        for action in ("s3tables:DeleteTable", "s3tables:DeleteTableBucket", "s3tables:PutTableMaintenanceConfiguration"):
+            assert not allowed(role, action, table) and not allowed(role, action, arn), action
+        assert not allowed(role, "s3tables:GetTableData", "arn:aws:s3tables:us-east-1:123456789012:bucket/other/table/x")
+
+
 def resources(plan):
     """Every resource of the plan's prior state (all values known after the apply), by address."""
     out = {}

@@ -56,6 +56,7 @@ module "floe" {
   architecture          = var.architecture
   catalog               = var.catalog
   glue_databases        = var.glue_databases
+  s3tables_namespaces   = var.s3tables_namespaces
   default_table         = var.default_table
   floe_toml             = var.floe_toml_path == null ? null : file(var.floe_toml_path)
   routes                = var.routes

@@ -52,3 +52,8 @@ output "log_groups" {
   description = "Log groups."
   value       = module.floe.log_groups
 }
+
+output "table_bucket_arn" {
+  description = "The S3 table bucket (catalog = s3tables)."
+  value       = module.floe.table_bucket_arn
+}

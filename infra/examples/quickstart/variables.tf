@@ -23,9 +23,15 @@ variable "architecture" {
 }
 
 variable "catalog" {
-  description = "dynamodb (query with PyIceberg or Spark) or glue (query with Athena, EMR, Trino)."
+  description = "dynamodb (query with PyIceberg or Spark), glue (query with Athena, EMR, Trino) or s3tables (an S3 table bucket; query with Athena, EMR, Spark)."
   type        = string
   default     = "dynamodb"
+}
+
+variable "s3tables_namespaces" {
+  description = "With catalog = s3tables: the namespaces of your tables."
+  type        = list(string)
+  default     = ["default"]
 }
 
 variable "glue_databases" {

@@ -291,8 +291,9 @@ pub async fn write(
         })
     });
     let mut files = vec![];
+    let mut written_ms = Some(chrono::Utc::now().timestamp_millis());
     while let Some((meta, body)) = rx.recv().await {
-        put_data_file(ports, &meta.path, body).await?;
+        written_ms = oldest(written_ms, put_data_file(ports, &meta.path, body).await?);
         out.rows_out += meta.record_count;
         files.push(meta);
     }
@@ -311,7 +312,7 @@ pub async fn write(
         files,
         evolution: (!changes.is_empty())
             .then(|| Box::new(SchemaEvolution { changes, schema: table.schema.as_ref().clone() })),
-        written_ms: Some(chrono::Utc::now().timestamp_millis()),
+        written_ms,
     };
     ports.commit_queue.send(manifest.to_json()?).await?;
     ports.faults.hit(FaultPoint::WriterAfterManifestSend).await;
@@ -378,12 +379,15 @@ pub(crate) fn superseded(obj: &ObjectMeta) -> Rejection {
 /// there of the same size holds these very bytes (an earlier attempt of the same batch) and is
 /// kept. A conflict with no such object (S3's 409 for a concurrent conditional write still in
 /// flight) fails the batch, to be written again: a manifest never names a file that is not there.
-pub(crate) async fn put_data_file(ports: &Ports, uri: &str, body: Bytes) -> Result<()> {
+///
+/// Returns when the file's bytes were written: now, or the kept object's modification time
+/// (`None` if the store does not say), which is what the committer's age limit judges.
+pub(crate) async fn put_data_file(ports: &Ports, uri: &str, body: Bytes) -> Result<Option<i64>> {
     let size = body.len() as u64;
     match ports.store.put_if_absent(uri, body).await {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(Some(chrono::Utc::now().timestamp_millis())),
         Err(crate::PortError::Conflict(why)) => match ports.store.head(uri).await {
-            Ok(existing) if existing.size == size => Ok(()),
+            Ok(existing) if existing.size == size => Ok(existing.modified_ms),
             Ok(existing) => Err(Error::Internal(format!(
                 "data file {uri} exists with {} bytes where these bytes are {size}: a digest collision or a bug",
                 existing.size
@@ -393,6 +397,11 @@ pub(crate) async fn put_data_file(ports: &Ports, uri: &str, body: Bytes) -> Resu
         },
         Err(e) => Err(e.into()),
     }
+}
+
+/// The oldest of the write times of a message's files (unknown if any is unknown).
+pub(crate) fn oldest(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    Some(a?.min(b?))
 }
 
 /// Deterministic id of a batch: a hash of its sorted source ids.

@@ -81,6 +81,10 @@ where
             _,
         )
         | (_, Some(429 | 503)) => PortError::Throttled(format!("{context}: {}", c.unwrap_or_default())),
+        // S3 Tables: a name or location it refuses; the same request can never succeed.
+        (Some("BadRequestException"), _) => {
+            PortError::Invalid(format!("{context}: {}", aws_sdk_s3::error::DisplayErrorContext(e)))
+        }
         _ => PortError::io(context, aws_sdk_s3::error::DisplayErrorContext(e).to_string()),
     }
 }

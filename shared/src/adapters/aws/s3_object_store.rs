@@ -75,6 +75,7 @@ impl ObjectStore for S3ObjectStore {
         let out = self.client.head_object().bucket(b).key(k).send().await.map_err(|e| error::map(uri, e))?;
         Ok(ObjectMeta {
             version_id: out.version_id().map(str::to_string),
+            modified_ms: out.last_modified().and_then(|t| t.to_millis().ok()),
             ..ObjectMeta::new(
                 uri,
                 out.content_length().unwrap_or(0).max(0) as u64,

@@ -100,6 +100,22 @@ impl S3TablesPointer {
     }
 }
 
+/// S3 Tables accepts lowercase letters, digits and underscores in namespace and table names
+/// (starting with a letter or digit); Floe's own names also allow `-` and capitals.
+fn check_names(t: &TableIdent) -> Result<(), PortError> {
+    let ok = |s: &str| {
+        s.len() <= 255
+            && s.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    if ok(&t.namespace) && ok(&t.name) {
+        return Ok(());
+    }
+    Err(PortError::Invalid(format!(
+        "S3 Tables names are lowercase letters, digits and `_` (starting with a letter or digit): `{t}` cannot be created there"
+    )))
+}
+
 #[async_trait]
 impl TablePointer for S3TablesPointer {
     async fn load(&self, t: &TableIdent) -> Result<Option<Pointer>, PortError> {
@@ -130,6 +146,7 @@ impl TablePointer for S3TablesPointer {
     }
 
     async fn assign_location(&self, t: &TableIdent) -> Result<Option<String>, PortError> {
+        check_names(t)?;
         if let Some(f) = self.get(t).await? {
             return Ok(Some(f.warehouse_location.trim_end_matches('/').to_string()));
         }
@@ -154,5 +171,19 @@ impl TablePointer for S3TablesPointer {
 
     fn manages_files(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_s3_tables_refuses_are_refused_before_any_call() {
+        assert!(check_names(&TableIdent::new("web", "events_2")).is_ok());
+        for (ns, name) in [("Web", "events"), ("web", "page-views"), ("_web", "events"), ("web", "")] {
+            let e = check_names(&TableIdent::new(ns, name)).unwrap_err().to_string();
+            assert!(e.contains("lowercase letters"), "{e}");
+        }
     }
 }

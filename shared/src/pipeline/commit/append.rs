@@ -27,6 +27,7 @@ impl Committer {
         let started = Instant::now();
         for attempt in 1..=self.cfg.commit_attempts {
             let (state, manifests) = self.current(table).await?;
+            crate::table::ensure_supported(&table.to_string(), &state.metadata)?; // before any ledger mark
             let ids: Vec<String> = group.iter().flat_map(|(_, m)| m.sources.iter().map(|s| s.id.clone())).collect();
             let known = self.ports.ledger.lookup(table, &ids).await?;
             let settled = settle(&state, known);
@@ -37,14 +38,10 @@ impl Committer {
             let Converted { ready, poisoned } = convert(&state, group);
             let Classified { mut results, take } = classify(ready, &settled.committed);
             results.extend(poisoned);
+            let before = results.len();
             let (take, aged): (Vec<_>, Vec<_>) = take.into_iter().partition(|r| !self.too_old(r.manifest.written_ms));
-            for r in aged {
-                // Its files may be gone (S3 Tables removes unreferenced files after 3 days): the
-                // sources are written again, as an overlapping manifest's are.
-                warn!(%table, message = %r.id, batch = %r.manifest.batch_id, "files older than the commit age limit; sources sent back to be written again");
-                self.ports.metrics.count("aged_manifests", 1);
-                results.push((r.id.clone(), MessageResult::Overlap { requeue: r.manifest.sources.clone() }));
-            }
+            results.extend(aged.into_iter().map(|r| aged_result(table, &r, &settled.unsettled)));
+            self.ports.metrics.count("aged_manifests", (results.len() - before) as u64);
             let Rebased { take, schema, changes, refused } = rebase_all(&state, take);
             for (id, result) in refused {
                 warn!(%table, message = %id, ?result, "manifest written against a schema that moved on");
@@ -161,6 +158,9 @@ struct Settled {
     /// Pending sources found in the history, by the snapshot that holds them: to be recorded
     /// committed (a committer died between its swap and its ledger update).
     healed: HashMap<i64, Vec<String>>,
+    /// Pending sources none of whose snapshots the table holds: attempts that never landed, or,
+    /// where another engine expires snapshots, attempts that landed and were expired since.
+    unsettled: HashSet<String>,
 }
 
 /// A source is committed if the ledger says so, or if any of its pending snapshots made it
@@ -176,11 +176,35 @@ fn settle(state: &TableState, known: Vec<(String, SourceState)>) -> Settled {
                 if let Some(snap) = snapshot_ids.into_iter().find(|s| state.metadata.snapshot_by_id(*s).is_some()) {
                     out.healed.entry(snap).or_default().push(id.clone());
                     out.committed.insert(id);
+                } else {
+                    out.unsettled.insert(id);
                 }
             }
         }
     }
     out
+}
+
+/// A manifest whose files are past the commit age limit is not committed: its files may be gone
+/// (S3 Tables removes unreferenced files after 3 days). Its sources go back to the writers to
+/// be written afresh, as an overlapping manifest's do; unless one of them is pending on a
+/// snapshot the table no longer holds: that attempt may have landed and been expired since by
+/// another engine, and writing the sources again could double them, so the message is left to
+/// the dead-letter queue for an operator.
+fn aged_result(table: &TableIdent, r: &Ready<'_>, unsettled: &HashSet<String>) -> (String, MessageResult) {
+    let m = r.manifest;
+    if let Some(s) = m.sources.iter().find(|s| unsettled.contains(&s.id)) {
+        let reason = format!(
+            "batch {} is past the commit age limit and its source {} is pending on a snapshot the table no \
+             longer holds (never landed, or landed and expired since): check the table's history before \
+             replaying its sources",
+            m.batch_id, s.uri
+        );
+        warn!(%table, message = %r.id, %reason, "aged manifest left to the dead-letter queue");
+        return (r.id.clone(), MessageResult::Poison { reason });
+    }
+    warn!(%table, message = %r.id, batch = %m.batch_id, "files older than the commit age limit; sources sent back to be written again");
+    (r.id.clone(), MessageResult::Overlap { requeue: m.sources.clone() })
 }
 
 /// A message whose file entries convert: ready to be classified and committed.

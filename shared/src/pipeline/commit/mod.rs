@@ -240,6 +240,9 @@ impl Committer {
                     out.results.extend(group.ids().map(|id| (id, MessageResult::Contended)));
                 }
                 Err(e) => {
+                    if matches!(e, Error::UnsupportedFormat { .. }) {
+                        self.ports.metrics.count("unsupported_format", 1);
+                    }
                     warn!(%table, error = %e, "commit failed; messages left for redelivery");
                     self.cache.remove(&table);
                     let reason = e.to_string();

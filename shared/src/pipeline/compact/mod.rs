@@ -24,7 +24,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use tracing::{debug, info};
 
 use super::cluster::column_by_path;
-use super::write::{encode, put_data_file};
+use super::write::{encode, oldest, put_data_file};
 use crate::config::EngineConfig;
 use crate::convert::conform;
 use crate::fault::FaultPoint;
@@ -222,9 +222,10 @@ pub async fn run_task(
         .map_err(|e| Error::Internal(format!("merge task failed: {e}")))??;
     out.rows_in = rows_in;
     let mut added: Vec<DataFileMeta> = vec![];
+    let mut written_ms = Some(chrono::Utc::now().timestamp_millis());
     for (meta, body) in files {
         out.bytes_written += body.len() as u64;
-        put_data_file(ports, &meta.path, body).await?;
+        written_ms = oldest(written_ms, put_data_file(ports, &meta.path, body).await?);
         added.push(meta);
     }
     ports.faults.hit(FaultPoint::CompactorAfterWrite).await;
@@ -251,7 +252,7 @@ pub async fn run_task(
         removed_rows,
         duplicates: removed_rows - out.rows_out,
         added,
-        written_ms: Some(chrono::Utc::now().timestamp_millis()),
+        written_ms,
     };
     ports.commit_queue.send(serde_json::to_string(&request)?).await?;
     ports.faults.hit(FaultPoint::CompactorAfterRequestSend).await;
