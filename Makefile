@@ -7,7 +7,12 @@ FLOE := target/release/floe
 RUN_DIR ?= data/sample
 WAREHOUSE ?= warehouse
 
-.PHONY: build build-tests run test test-rust test-python venv checkov-venv bench bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-model lint fmt clean lambda deploy deploy-local destroy-local
+# How `make lambda` builds the functions: symbols and debug info stripped, whole-program
+# link-time optimisation in one codegen unit (smaller and faster binaries; a long link).
+LAMBDA_PROFILE := CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
+	CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
+
+.PHONY: build build-tests run test test-rust test-python venv checkov-venv bench bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-coldstart-lambda bench-model lint fmt clean lambda deploy deploy-local destroy-local
 
 build:
 	$(CARGO) build --release --workspace
@@ -58,7 +63,7 @@ BENCH_JSON := target/bench/bench.json
 bench: build venv
 	$(VENV)/bin/pip install --quiet matplotlib==3.10.7 pyiceberg-core==0.11.0
 	$(VENV)/bin/python tests/bench/throughput.py --floe $(FLOE) --doc docs/PERFORMANCE.md --json-out $(BENCH_JSON) $(BENCH_ARGS)
-	$(MAKE) --no-print-directory bench-soak bench-soak-moto bench-coldstart bench-model bench-memory bench-table
+	$(MAKE) --no-print-directory bench-soak bench-soak-moto bench-coldstart-lambda bench-model bench-memory bench-table
 
 # Drop->visible latency at steady drop rates, embedded mode (SOAK_ARGS="--rates 8,32 --seconds 20").
 bench-soak: build venv
@@ -74,6 +79,14 @@ bench-soak-moto: build venv
 # The Lambda binaries' size and their start-up to the first event handled.
 bench-coldstart: build venv
 	$(VENV)/bin/python tests/bench/coldstart.py --bin-dir target/release --doc docs/PERFORMANCE.md
+
+# The same, side by side with the binaries built as `make lambda` builds them (LAMBDA_PROFILE),
+# for this machine's target, in a target directory of their own (a long build: fat LTO).
+bench-coldstart-lambda: build venv
+	$(LAMBDA_PROFILE) $(CARGO) build --release --target-dir target/lambda-host \
+		-p floe-writer-fn -p floe-committer-fn -p floe-compactor-fn
+	$(VENV)/bin/python tests/bench/coldstart.py --bin-dir target/release --doc docs/PERFORMANCE.md \
+		--compare-dir target/lambda-host/release --compare-label "make lambda (LTO, 1 codegen unit)"
 
 # The target workload for a simulated day: concurrency, committer load, requests, cost per TB.
 bench-model: build venv
@@ -98,8 +111,7 @@ ARCH ?= arm64
 lambda: venv
 	@case "$(ARCH)" in arm64|x86_64) ;; *) echo "ARCH must be arm64 or x86_64, got '$(ARCH)'" >&2; exit 2;; esac
 	@command -v cargo-lambda >/dev/null || $(VENV)/bin/pip install --quiet cargo-lambda==1.9.2
-	CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
-		PATH="$(abspath $(VENV))/bin:$$PATH" cargo lambda build --release $(if $(filter arm64,$(ARCH)),--arm64,--x86-64) \
+	$(LAMBDA_PROFILE) PATH="$(abspath $(VENV))/bin:$$PATH" cargo lambda build --release $(if $(filter arm64,$(ARCH)),--arm64,--x86-64) \
 		--output-format zip -p floe-writer-fn -p floe-committer-fn -p floe-compactor-fn
 
 # Deploy the quickstart (infra/examples/quickstart): build the functions, then terraform apply.

@@ -15,7 +15,12 @@ the writer and the committer, a scheduled event naming no table for the compacto
 figure is the function's own start-up, not the emulator's latency. Sizes are of the binaries as
 built (`--bin-dir`) and stripped of symbols (`objcopy --strip-all`, as `make lambda` ships them).
 
+`--compare-dir` measures a second build of the same binaries (the Makefile's
+`bench-coldstart-lambda` passes the one `make lambda` makes: link-time optimisation, one
+codegen unit, no debug info) and adds its rows and the size ratio.
+
     python3 tests/bench/coldstart.py [--bin-dir target/release] [--runs 7] [--doc docs/PERFORMANCE.md]
+        [--compare-dir DIR --compare-label TEXT]
 """
 
 import argparse
@@ -147,33 +152,45 @@ def main() -> None:
     ap.add_argument("--bin-dir", default=str(ROOT / "target" / "release"))
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--doc", help="write the results into this Markdown file's coldstart block")
+    ap.add_argument("--compare-dir", help="a second build of the same binaries to measure")
+    ap.add_argument("--compare-label", default="compared", help="what the second build is")
     a = ap.parse_args()
+    builds = [("as built", Path(a.bin_dir))]
+    if a.compare_dir:
+        builds.append((a.compare_label, Path(a.compare_dir)))
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        for name in FUNCTIONS:
-            binary = Path(a.bin_dir) / name
-            if not binary.exists():
-                raise SystemExit(f"{binary} is missing: build it first (cargo build --release --workspace)")
-            one_start(binary, name)  # warm the page cache: Lambda's own cache is not measured
-            runs = [one_start(binary, name) for _ in range(a.runs)]
-            outcome = runs[-1][2]
-            if outcome.startswith("error"):
-                raise SystemExit(f"{name} answered its first event with an error: {outcome}")
-            rows.append((name, binary.stat().st_size, stripped_size(binary, Path(scratch)),
-                         statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs),
-                         max(r[1] for r in runs)))
+        for label, bin_dir in builds:
+            for name in FUNCTIONS:
+                rows.append((label, *measure(bin_dir / name, name, a.runs, Path(scratch))))
     lines = [
         f"Median of {a.runs} starts each (after one start to warm the page cache), this machine:",
         "",
-        "| function | binary as built (MB) | stripped (MB) | init (ms) | first event handled (ms) | slowest (ms) |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| function | build | binary (MB) | stripped (MB) | init (ms) | first event handled (ms) | slowest (ms) |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
-    for name, size, stripped, init, first, worst in rows:
-        lines.append(f"| {name} | {size / 1e6:.1f} | {stripped / 1e6:.1f} | {init:.1f} | {first:.1f} | {worst:.1f} |")
+    for label, name, size, stripped, init, first, worst in rows:
+        lines.append(f"| {name} | {label} | {size / 1e6:.1f} | {stripped / 1e6:.1f} | {init:.1f} | {first:.1f} | {worst:.1f} |")
+    if a.compare_dir:
+        base = sum(r[3] for r in rows if r[0] == "as built")
+        other = sum(r[3] for r in rows if r[0] == a.compare_label)
+        lines += ["", f"Stripped size, {a.compare_label} / as built: {other / base:.2f}x."]
     text = "\n".join(lines)
     print(text)
     if a.doc:
         replace_block(Path(a.doc), "coldstart", text)
+
+
+def measure(binary: Path, name: str, runs: int, scratch: Path):
+    if not binary.exists():
+        raise SystemExit(f"{binary} is missing: build it first (cargo build --release --workspace)")
+    one_start(binary, name)  # warm the page cache: Lambda's own cache is not measured
+    starts = [one_start(binary, name) for _ in range(runs)]
+    outcome = starts[-1][2]
+    if outcome.startswith("error"):
+        raise SystemExit(f"{name} answered its first event with an error: {outcome}")
+    return (name, binary.stat().st_size, stripped_size(binary, scratch), statistics.median(r[0] for r in starts),
+            statistics.median(r[1] for r in starts), max(r[1] for r in starts))
 
 
 if __name__ == "__main__":

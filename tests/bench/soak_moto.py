@@ -4,7 +4,8 @@ Run under tests/with-moto.sh (the make target does). Files are put into a landin
 steady rate; its object-created notifications go to an ingest queue, as the Terraform module
 wires them. `floe run-function writer` (WRITERS processes, each one Lambda instance reading the
 queue as the event source mapping does) and one `floe run-function committer` run the real
-handlers against moto's S3, SQS and DynamoDB. A file's drop->visible latency is the timestamp of
+handlers against moto's S3, SQS and DynamoDB, with the table partitioned by day and tenant,
+sorted and deduplicated (a floe.toml in the warehouse bucket, as the Terraform module puts it). A file's drop->visible latency is the timestamp of
 the snapshot that committed it (its ledger record names that snapshot; the snapshot's
 `timestamp-ms` is when the committer built it, just before the swap) minus the moment its put
 returned. Per rate: p50/p99/max and the throughput reached.
@@ -14,7 +15,7 @@ two cores with it) sets these figures, not AWS's. They show the pipeline's shape
 (batching, commit cadence, backlog), not Lambda's latency.
 
     tests/with-moto.sh .venv/bin/python tests/bench/soak_moto.py [--floe target/release/floe]
-        [--rates 1,2,4,8] [--seconds 30] [--writers 2] [--doc docs/PERFORMANCE.md]
+        [--rates 2,4,8,16,24] [--seconds 30] [--writers 2] [--doc docs/PERFORMANCE.md]
 """
 
 import argparse
@@ -36,6 +37,15 @@ from docblock import replace_block  # noqa: E402
 from soak import pct  # noqa: E402
 
 TABLE = "soak.events"
+# As in the embedded soak and `floe bench`: partitioned by day and tenant, sorted, deduplicated.
+FLOE_TOML = f"""
+[[table]]
+name = "{TABLE}"
+prefixes = ["events/"]
+partition_by = "day(event_time), identity(tenant_id)"
+sort_by = "tenant_id, event_time"
+dedup_key = "event_id"
+"""
 
 
 class Stack:
@@ -52,6 +62,7 @@ class Stack:
         self.ingest_url = self.sqs.create_queue(QueueName=f"ingest-{tag}")["QueueUrl"]
         self.commit_url = self.sqs.create_queue(QueueName=f"commit-{tag}")["QueueUrl"]
         arn = self.sqs.get_queue_attributes(QueueUrl=self.ingest_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        self.s3.put_object(Bucket=self.lake, Key="warehouse/_floe/floe.toml", Body=FLOE_TOML.encode())
         self.s3.put_bucket_notification_configuration(
             Bucket=self.landing,
             NotificationConfiguration={"QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
@@ -59,7 +70,7 @@ class Stack:
                         FLOE_WAREHOUSE=f"s3://{self.lake}/warehouse", FLOE_CATALOG="dynamodb",
                         FLOE_CATALOG_TABLE=f"iceberg-{tag}", FLOE_LOCK_TABLE=f"locks-{tag}",
                         FLOE_LEDGER_TABLE=f"ledger-{tag}", FLOE_COMMIT_QUEUE_URL=self.commit_url,
-                        FLOE_INGEST_QUEUE_URL=self.ingest_url, FLOE_DEFAULT_TABLE=TABLE,
+                        FLOE_INGEST_QUEUE_URL=self.ingest_url, FLOE_CONFIG=f"s3://{self.lake}/warehouse/_floe/floe.toml",
                         FLOE_TABLE_CACHE_SECS="300", FLOE_CREATE_WAIT_SECS="60", RUST_LOG="warn")
 
     def committed(self) -> dict[str, int]:
@@ -84,7 +95,7 @@ class Stack:
                                  Key={"identifier": {"S": f"{ns}.{name}"}, "namespace": {"S": ns}}).get("Item")
         if not item:
             return {}
-        location = item["metadata_location"]["S"]
+        location = item["p.metadata_location"]["S"]
         bucket, key = location.removeprefix("s3://").split("/", 1)
         meta = json.loads(self.s3.get_object(Bucket=bucket, Key=key)["Body"].read())
         return {s["snapshot-id"]: s["timestamp-ms"] / 1000 for s in meta.get("snapshots", [])}
@@ -174,7 +185,7 @@ def plot(results: list[dict], out: Path) -> Path:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--floe", default=str(ROOT / "target" / "release" / "floe"))
-    ap.add_argument("--rates", default="1,2,4,8", help="files per second, comma-separated")
+    ap.add_argument("--rates", default="2,4,8,16,24", help="files per second, comma-separated")
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--writers", type=int, default=2)
     ap.add_argument("--pool", type=int, default=40)

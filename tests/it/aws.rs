@@ -826,3 +826,64 @@ async fn a_floe_toml_in_s3_routes_objects_and_rows_to_their_tables() {
     assert_eq!(q.len(), 1, "{q:?}");
     assert!(q[0].uri.ends_with("other/d.avro") && q[0].rejection.kind == "unrouted", "{:?}", q[0]);
 }
+
+/// Fails, once, the DynamoDB `UpdateItem` that would mark one given source committed.
+#[derive(Debug, Clone)]
+struct FailOneCommittedMark {
+    source: String,
+    fired: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl aws_sdk_dynamodb::config::Intercept for FailOneCommittedMark {
+    fn name(&self) -> &'static str {
+        "FailOneCommittedMark"
+    }
+
+    fn read_before_transmit(
+        &self,
+        ctx: &aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef<'_>,
+        _: &aws_sdk_dynamodb::config::RuntimeComponents,
+        _: &mut aws_sdk_dynamodb::config::ConfigBag,
+    ) -> Result<(), aws_sdk_dynamodb::error::BoxError> {
+        let req = ctx.request();
+        if !req.headers().get("x-amz-target").unwrap_or_default().ends_with("UpdateItem") {
+            return Ok(());
+        }
+        let body = String::from_utf8_lossy(req.body().bytes().unwrap_or_default()).into_owned();
+        let is_it = body.contains(&self.source) && body.contains("\"committed\"");
+        if is_it && !self.fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Err("injected: this committed mark is lost".into());
+        }
+        Ok(())
+    }
+}
+
+/// One committed mark of a batch fails: the call fails, the other sources are committed and
+/// their pending marks counted down, the failed one stays pending (so its snapshot stays named,
+/// and expiry keeps it); a retry of the whole call commits it and the snapshot leaves the index.
+#[tokio::test]
+async fn a_failed_committed_mark_leaves_only_its_own_source_pending() {
+    use floe::adapters::aws::DynamoDbLedger;
+    use floe::ports::{Ledger, SourceState};
+
+    let env = Env::new(Catalog::DynamoDb).await;
+    let fired = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let fail = FailOneCommittedMark { source: "s3://b/k3#e".into(), fired: fired.clone() };
+    let conf = env.clients.dynamodb.config().to_builder().interceptor(fail).build();
+    let ledger = DynamoDbLedger::new(aws_sdk_dynamodb::Client::from_conf(conf), &format!("marks-{}", env.suffix));
+    ledger.ensure_table().await.expect("ledger table");
+    let table = floe::TableIdent::new("ns", "t");
+    let ids: Vec<String> = (1..=5).map(|i| format!("s3://b/k{i}#e")).collect();
+    ledger.record_pending(&table, &ids, 7).await.expect("pending");
+    assert!(ledger.record_committed(&table, &ids, 7).await.is_err(), "the lost mark fails the call");
+    assert!(fired.load(std::sync::atomic::Ordering::SeqCst));
+    let states: std::collections::HashMap<String, SourceState> =
+        ledger.lookup(&table, &ids).await.expect("lookup").into_iter().collect();
+    for id in &ids {
+        let committed = matches!(states[id], SourceState::Committed { snapshot_id: 7 });
+        assert_eq!(committed, id != "s3://b/k3#e", "{id}: {:?}", states[id]);
+    }
+    assert!(ledger.pending_snapshots(&table).await.expect("index").contains(&7), "k3 still names snapshot 7");
+    ledger.record_committed(&table, &ids, 7).await.expect("the retry");
+    assert!(ledger.pending_snapshots(&table).await.expect("index").is_empty(), "every mark counted down once");
+}
