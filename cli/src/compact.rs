@@ -21,6 +21,8 @@ pub(crate) struct CompactArgs {
     #[arg(long)]
     table: String,
     #[command(flatten)]
+    catalog: crate::catalog::CatalogArg,
+    #[command(flatten)]
     settings: CompactSettings,
 }
 
@@ -60,11 +62,8 @@ impl CompactSettings {
 }
 
 pub(crate) async fn run(a: CompactArgs) -> anyhow::Result<ExitCode> {
-    if !a.warehouse.join("catalog.db").exists() {
-        bail!("{} is not a Floe warehouse (no catalog.db); run `floe ingest` first", a.warehouse.display());
-    }
     let table: TableIdent = a.table.parse()?;
-    let ports = local::ports(&a.warehouse)?;
+    let ports = a.catalog.ports(&a.warehouse, true)?;
     compact_table(&ports, &table, &a.settings).await
 }
 

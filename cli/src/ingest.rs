@@ -27,6 +27,8 @@ pub(crate) struct IngestArgs {
     /// Warehouse directory (created if missing); holds catalog.db and the tables.
     #[arg(long)]
     warehouse: PathBuf,
+    #[command(flatten)]
+    catalog: crate::catalog::CatalogArg,
     /// Destination table, NAMESPACE.NAME. Without it, each file is routed by the floe.toml's
     /// `[[table]]` prefixes (and `route_by` values), matched against its path relative to the
     /// folder it was found under.
@@ -143,8 +145,10 @@ async fn routed(
 pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
     let counters = Arc::new(Counters::default());
     let recorder = Arc::new(floe::ports::Recorder::default());
-    let ports =
-        local::ports(&a.warehouse)?.with_metrics(Arc::new(floe::ports::Tee(counters.clone(), recorder.clone())));
+    let ports = a
+        .catalog
+        .ports(&a.warehouse, false)?
+        .with_metrics(Arc::new(floe::ports::Tee(counters.clone(), recorder.clone())));
     let (jobs, unrouted) = match &a.table {
         Some(t) => {
             let table: TableIdent = t.parse()?;

@@ -3,6 +3,7 @@
 
 mod backfill;
 mod bench;
+mod catalog;
 mod compact;
 mod function;
 mod generate;

@@ -13,4 +13,5 @@ mod immutable;
 mod ingest;
 mod maintain;
 mod quarantine;
+mod rest;
 mod soak;

@@ -28,8 +28,8 @@ def s3tables_table(bucket_arn: str, name: str, ep: str, region: str, io: dict):
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--catalog", choices=["dynamodb", "glue", "s3tables"], default="dynamodb")
-    p.add_argument("--catalog-table", required=True, help="DynamoDB table, or the S3 table bucket ARN")
+    p.add_argument("--catalog", choices=["dynamodb", "glue", "s3tables", "rest"], default="dynamodb")
+    p.add_argument("--catalog-table", required=True, help="DynamoDB table, the S3 table bucket ARN, or the REST catalog's URI [and ID:SECRET]")
     p.add_argument("--table", required=True)
     p.add_argument("--ids-file")
     p.add_argument("--rows-file")
@@ -47,6 +47,10 @@ def main() -> int:
     }
     if a.catalog == "s3tables":
         table = s3tables_table(a.catalog_table, a.table, ep, region, io)
+    elif a.catalog == "rest":
+        uri, _, credential = a.catalog_table.partition(" ")
+        auth = {"credential": credential} if credential else {}
+        table = load_catalog("floe", type="rest", uri=uri, **auth, **io).load_table(a.table)
     else:
         if a.catalog == "glue":
             kind = {"type": "glue", "glue.endpoint": ep, "glue.region": region}

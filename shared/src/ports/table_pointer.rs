@@ -1,10 +1,13 @@
 //! The table pointer port: a catalog reduced to "where is the current metadata.json" plus a
-//! conditional swap. The committer builds the metadata itself; the swap is the commit.
+//! conditional swap. The committer builds the metadata itself; the swap is the commit. A catalog
+//! that writes metadata.json itself (an Iceberg REST catalog) takes the commit as changes
+//! instead ([`TablePointer::writes_metadata`], [`TablePointer::commit`]).
 
 use std::fmt;
 use std::str::FromStr;
 
 use async_trait::async_trait;
+use iceberg::spec::TableMetadata;
 
 use crate::{Error, PortError};
 
@@ -87,5 +90,24 @@ pub trait TablePointer: Send + Sync {
     /// listings). Floe then never expires snapshots nor deletes or lists files there.
     fn manages_files(&self) -> bool {
         false
+    }
+    /// Whether the catalog writes each new metadata.json itself from the changes it is sent
+    /// (an Iceberg REST catalog's `updateTable`). The committer then writes no metadata file
+    /// and commits with [`TablePointer::commit`] instead of [`TablePointer::swap`]; old
+    /// metadata files are the catalog's to delete.
+    fn writes_metadata(&self) -> bool {
+        false
+    }
+    /// Commits `next`, planned over `base` (the metadata `expected` points at), as changes the
+    /// catalog applies if the table is still at `base` (same table uuid, same `main` snapshot);
+    /// `Conflict` otherwise. Only for catalogs that [write metadata](TablePointer::writes_metadata).
+    async fn commit(
+        &self,
+        table: &TableIdent,
+        _expected: &Pointer,
+        _base: &TableMetadata,
+        _next: &TableMetadata,
+    ) -> Result<Pointer, PortError> {
+        Err(PortError::Invalid(format!("the catalog of {table} takes metadata files, not changes")))
     }
 }

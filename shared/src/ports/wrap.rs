@@ -125,6 +125,18 @@ impl<A: Around> TablePointer for Wrapped<A, dyn TablePointer> {
     fn manages_files(&self) -> bool {
         self.inner.manages_files()
     }
+    fn writes_metadata(&self) -> bool {
+        self.inner.writes_metadata()
+    }
+    async fn commit(
+        &self,
+        table: &TableIdent,
+        expected: &Pointer,
+        base: &iceberg::spec::TableMetadata,
+        next: &iceberg::spec::TableMetadata,
+    ) -> Result<Pointer, PortError> {
+        self.around.call("commit changes", || self.inner.commit(table, expected, base, next)).await
+    }
 }
 
 #[async_trait]

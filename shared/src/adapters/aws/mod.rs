@@ -49,17 +49,22 @@ pub enum Catalog {
         /// `arn:aws:s3tables:REGION:ACCOUNT:bucket/NAME`.
         bucket_arn: String,
     },
+    /// An Iceberg REST catalog (`FLOE_REST_URI` and the other `FLOE_REST_*` settings): the
+    /// catalog writes metadata.json, Floe sends each commit as changes.
+    Rest(crate::adapters::rest::RestSettings),
 }
 
 impl Catalog {
-    /// Parses `FLOE_CATALOG` (`dynamodb`, the default, `glue` or `s3tables`), with
+    /// Parses `FLOE_CATALOG` (`dynamodb`, the default, `glue`, `s3tables` or `rest`), with
     /// `FLOE_GLUE_CATALOG_ID` and `FLOE_GLUE_SKIP_ARCHIVE` (`true`, the default, or `false`) for
-    /// Glue and `FLOE_S3TABLES_BUCKET_ARN` for S3 Tables, read through `var`.
+    /// Glue, `FLOE_S3TABLES_BUCKET_ARN` for S3 Tables and `FLOE_REST_*` for a REST catalog
+    /// ([`RestSettings::parse`](crate::adapters::rest::RestSettings::parse)), read through `var`.
     pub fn parse(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let choice = var("FLOE_CATALOG");
         let keep_archive = !flag("FLOE_GLUE_SKIP_ARCHIVE", var("FLOE_GLUE_SKIP_ARCHIVE"))?;
         match choice.as_deref().map(str::trim).unwrap_or("dynamodb").to_ascii_lowercase().as_str() {
             "dynamodb" | "" => Ok(Catalog::DynamoDb),
+            "rest" => Ok(Catalog::Rest(crate::adapters::rest::RestSettings::parse(var)?)),
             "glue" => Ok(Catalog::Glue { catalog_id: var("FLOE_GLUE_CATALOG_ID"), keep_archive }),
             "s3tables" => match var("FLOE_S3TABLES_BUCKET_ARN") {
                 Some(arn) if arn.starts_with("arn:") && arn.contains(":s3tables:") && arn.contains(":bucket/") => {
@@ -73,9 +78,9 @@ impl Catalog {
                     "FLOE_CATALOG=s3tables needs FLOE_S3TABLES_BUCKET_ARN (the table bucket's ARN)".into(),
                 )),
             },
-            other => {
-                Err(Error::Config(format!("FLOE_CATALOG must be `dynamodb`, `glue` or `s3tables`, got `{other}`")))
-            }
+            other => Err(Error::Config(format!(
+                "FLOE_CATALOG must be `dynamodb`, `glue`, `s3tables` or `rest`, got `{other}`"
+            ))),
         }
     }
 }
@@ -247,6 +252,7 @@ pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<P
             Arc::new(GlueTablePointer::new(clients.glue.clone(), catalog_id.clone()).keep_archive(*keep_archive))
         }
         Catalog::S3Tables { bucket_arn } => Arc::new(S3TablesPointer::new(clients.s3tables.clone(), bucket_arn)),
+        Catalog::Rest(rest) => Arc::new(crate::adapters::rest::RestCatalog::new(rest)?),
     };
     let lock = DynamoDbLock::new(clients.dynamodb.clone(), &settings.lock_table);
     let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table);

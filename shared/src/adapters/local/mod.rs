@@ -31,6 +31,25 @@ pub fn ports(dir: &Path) -> Result<Ports> {
     Ok(raw_ports(dir)?.retrying(RetryPolicy::default()))
 }
 
+/// Where embedded mode keeps table pointers (`--catalog`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum LocalCatalog {
+    /// `catalog.db` in the warehouse (PyIceberg/JDBC layout).
+    #[default]
+    Sqlite,
+    /// An Iceberg REST catalog; the tables' files stay in the warehouse directory.
+    Rest(crate::adapters::rest::RestSettings),
+}
+
+/// The ports of a local warehouse at `dir` with table pointers in `catalog`, behind retries.
+pub fn ports_with(dir: &Path, catalog: &LocalCatalog) -> Result<Ports> {
+    let mut raw = raw_ports(dir)?;
+    if let LocalCatalog::Rest(settings) = catalog {
+        raw.pointer = Arc::new(crate::adapters::rest::RestCatalog::new(settings)?);
+    }
+    Ok(raw.retrying(RetryPolicy::default()))
+}
+
 /// The ports of a local warehouse without retries (for tests that put faults underneath).
 pub fn raw_ports(dir: &Path) -> Result<Ports> {
     std::fs::create_dir_all(dir.join(".floe"))

@@ -406,9 +406,18 @@ impl Committer {
             }
             Err(e) => return Err(e.into()),
         };
-        self.ports.store.put_if_absent(&plan.metadata_location, plan.metadata_json.clone()).await?;
+        let catalog_writes = self.ports.pointer.writes_metadata();
+        if !catalog_writes {
+            self.ports.store.put_if_absent(&plan.metadata_location, plan.metadata_json.clone()).await?;
+        }
         self.ports.faults.hit(FaultPoint::CommitterAfterMetadataWrite).await;
-        match self.swap(table, &state.pointer, &plan.metadata_location).await {
+        let swapped = if catalog_writes {
+            // The catalog settles a lost answer itself, by looking for this snapshot.
+            self.ports.pointer.commit(table, &state.pointer, &state.metadata, &plan.metadata).await
+        } else {
+            self.swap(table, &state.pointer, &plan.metadata_location).await
+        };
+        match swapped {
             Ok(pointer) => {
                 self.ports.faults.hit(FaultPoint::CommitterAfterPointerSwap).await;
                 let state = TableState { pointer, metadata: plan.metadata.clone() };
@@ -430,7 +439,7 @@ impl Committer {
                         }
                     }
                 }
-                if delete_after_commit(&plan.metadata) && self.may_delete() {
+                if delete_after_commit(&plan.metadata) && self.may_delete() && !catalog_writes {
                     for old in &plan.expired_metadata {
                         if let Err(e) = self.ports.store.delete(old).await {
                             warn!(%table, file = %old, error = %e, "old metadata file not deleted");
@@ -442,7 +451,7 @@ impl Committer {
             Err(PortError::Conflict(why)) => {
                 warn!(%table, attempt, %why, "pointer swap lost; re-planning");
                 self.cache.remove(table);
-                if self.may_delete() {
+                if self.may_delete() && !catalog_writes {
                     let _ = self.ports.store.delete(&plan.metadata_location).await;
                 }
                 let pause = rand::rng().random_range(10..50 * u64::from(attempt));

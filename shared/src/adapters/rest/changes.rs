@@ -1,0 +1,162 @@
+//! A planned commit as an Iceberg REST `updateTable` body: the committer plans the whole next
+//! metadata over the base it read, and this module states the difference as requirements (what
+//! must still hold: the same table, the same `main` snapshot, and for a schema, spec or sort
+//! order change the same current one) and updates (what to add, set and remove), in the order
+//! the catalog applies them.
+
+use std::collections::{BTreeMap, HashSet};
+
+use iceberg::spec::{MAIN_BRANCH, TableMetadata};
+use iceberg::{TableRequirement, TableUpdate};
+
+/// Requirements and updates that turn `base` into `next`.
+pub(crate) fn between(base: &TableMetadata, next: &TableMetadata) -> (Vec<TableRequirement>, Vec<TableUpdate>) {
+    let mut requirements = vec![
+        TableRequirement::UuidMatch { uuid: base.uuid() },
+        TableRequirement::RefSnapshotIdMatch {
+            r#ref: MAIN_BRANCH.to_string(),
+            snapshot_id: base.current_snapshot_id(),
+        },
+    ];
+    let mut updates = vec![];
+    schema_changes(base, next, &mut requirements, &mut updates);
+    spec_changes(base, next, &mut requirements, &mut updates);
+    sort_order_changes(base, next, &mut requirements, &mut updates);
+    property_changes(base, next, &mut updates);
+    snapshot_changes(base, next, &mut updates);
+    statistics_changes(base, next, &mut updates);
+    (requirements, updates)
+}
+
+fn schema_changes(
+    base: &TableMetadata,
+    next: &TableMetadata,
+    requirements: &mut Vec<TableRequirement>,
+    updates: &mut Vec<TableUpdate>,
+) {
+    let known: HashSet<i32> = base.schemas_iter().map(|s| s.schema_id()).collect();
+    let mut added: Vec<_> = next.schemas_iter().filter(|s| !known.contains(&s.schema_id())).collect();
+    added.sort_by_key(|s| s.schema_id());
+    if added.is_empty() && base.current_schema_id() == next.current_schema_id() {
+        return;
+    }
+    requirements.push(TableRequirement::CurrentSchemaIdMatch { current_schema_id: base.current_schema_id() });
+    requirements.push(TableRequirement::LastAssignedFieldIdMatch { last_assigned_field_id: base.last_column_id() });
+    updates.extend(added.iter().map(|s| TableUpdate::AddSchema { schema: s.as_ref().clone() }));
+    if base.current_schema_id() != next.current_schema_id() {
+        updates.push(TableUpdate::SetCurrentSchema { schema_id: next.current_schema_id() });
+    }
+}
+
+fn spec_changes(
+    base: &TableMetadata,
+    next: &TableMetadata,
+    requirements: &mut Vec<TableRequirement>,
+    updates: &mut Vec<TableUpdate>,
+) {
+    let known: HashSet<i32> = base.partition_specs_iter().map(|s| s.spec_id()).collect();
+    let mut added: Vec<_> = next.partition_specs_iter().filter(|s| !known.contains(&s.spec_id())).collect();
+    added.sort_by_key(|s| s.spec_id());
+    if added.is_empty() && base.default_partition_spec_id() == next.default_partition_spec_id() {
+        return;
+    }
+    requirements.push(TableRequirement::DefaultSpecIdMatch { default_spec_id: base.default_partition_spec_id() });
+    updates.extend(added.iter().map(|s| TableUpdate::AddSpec { spec: s.as_ref().clone().into_unbound() }));
+    if base.default_partition_spec_id() != next.default_partition_spec_id() {
+        updates.push(TableUpdate::SetDefaultSpec { spec_id: next.default_partition_spec_id() });
+    }
+}
+
+fn sort_order_changes(
+    base: &TableMetadata,
+    next: &TableMetadata,
+    requirements: &mut Vec<TableRequirement>,
+    updates: &mut Vec<TableUpdate>,
+) {
+    let known: HashSet<i64> = base.sort_orders_iter().map(|s| s.order_id).collect();
+    let mut added: Vec<_> = next.sort_orders_iter().filter(|s| !known.contains(&s.order_id)).collect();
+    added.sort_by_key(|s| s.order_id);
+    if added.is_empty() && base.default_sort_order_id() == next.default_sort_order_id() {
+        return;
+    }
+    requirements
+        .push(TableRequirement::DefaultSortOrderIdMatch { default_sort_order_id: base.default_sort_order_id() });
+    updates.extend(added.iter().map(|s| TableUpdate::AddSortOrder { sort_order: s.as_ref().clone() }));
+    if base.default_sort_order_id() != next.default_sort_order_id() {
+        updates.push(TableUpdate::SetDefaultSortOrder { sort_order_id: next.default_sort_order_id() });
+    }
+}
+
+fn property_changes(base: &TableMetadata, next: &TableMetadata, updates: &mut Vec<TableUpdate>) {
+    let set: std::collections::HashMap<String, String> = next
+        .properties()
+        .iter()
+        .filter(|(k, v)| base.properties().get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut removed: Vec<String> =
+        base.properties().keys().filter(|k| !next.properties().contains_key(*k)).cloned().collect();
+    removed.sort();
+    if !set.is_empty() {
+        updates.push(TableUpdate::SetProperties { updates: set });
+    }
+    if !removed.is_empty() {
+        updates.push(TableUpdate::RemoveProperties { removals: removed });
+    }
+}
+
+/// New snapshots in commit order, then `main` moved to the new head, then expired snapshots
+/// removed (after the move: the old head may be among them).
+fn snapshot_changes(base: &TableMetadata, next: &TableMetadata, updates: &mut Vec<TableUpdate>) {
+    let before: HashSet<i64> = base.snapshots().map(|s| s.snapshot_id()).collect();
+    let after: HashSet<i64> = next.snapshots().map(|s| s.snapshot_id()).collect();
+    let mut added: Vec<_> = next.snapshots().filter(|s| !before.contains(&s.snapshot_id())).collect();
+    added.sort_by_key(|s| s.sequence_number());
+    updates.extend(added.iter().map(|s| TableUpdate::AddSnapshot { snapshot: s.as_ref().clone() }));
+    if let Some(head) = next.current_snapshot()
+        && base.current_snapshot_id() != Some(head.snapshot_id())
+    {
+        updates.push(TableUpdate::SetSnapshotRef {
+            ref_name: MAIN_BRANCH.to_string(),
+            reference: iceberg::spec::SnapshotReference::new(
+                head.snapshot_id(),
+                iceberg::spec::SnapshotRetention::branch(None, None, None),
+            ),
+        });
+    }
+    let mut removed: Vec<i64> = before.difference(&after).copied().collect();
+    removed.sort();
+    if !removed.is_empty() {
+        updates.push(TableUpdate::RemoveSnapshots { snapshot_ids: removed });
+    }
+}
+
+fn statistics_changes(base: &TableMetadata, next: &TableMetadata, updates: &mut Vec<TableUpdate>) {
+    let before: BTreeMap<i64, _> = base.statistics_iter().map(|s| (s.snapshot_id, s)).collect();
+    let after: BTreeMap<i64, _> = next.statistics_iter().map(|s| (s.snapshot_id, s)).collect();
+    for (id, file) in &after {
+        if before.get(id) != Some(file) {
+            updates.push(TableUpdate::SetStatistics { statistics: (*file).clone() });
+        }
+    }
+    for id in before.keys().filter(|id| !after.contains_key(id)) {
+        updates.push(TableUpdate::RemoveStatistics { snapshot_id: *id });
+    }
+}
+
+/// Whether `now` (read back from the catalog) holds the commit of `next` over `base`. A commit
+/// that adds a snapshot landed if the table holds that snapshot (its id is random and added
+/// with the `main` move in one update; later commits may have moved `main` on since). One that
+/// adds none landed if `main` and the snapshots are `next`'s.
+pub(crate) fn landed(base: &TableMetadata, next: &TableMetadata, now: &TableMetadata) -> bool {
+    if now.uuid() != next.uuid() {
+        return false;
+    }
+    match next.current_snapshot_id() {
+        Some(head) if next.current_snapshot_id() != base.current_snapshot_id() => now.snapshot_by_id(head).is_some(),
+        _ => {
+            let ids = |m: &TableMetadata| m.snapshots().map(|s| s.snapshot_id()).collect::<HashSet<_>>();
+            now.current_snapshot_id() == next.current_snapshot_id() && ids(now) == ids(next)
+        }
+    }
+}
