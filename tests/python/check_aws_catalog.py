@@ -49,7 +49,7 @@ def main() -> int:
         table = s3tables_table(a.catalog_table, a.table, ep, region, io)
     elif a.catalog == "rest":
         uri, _, credential = a.catalog_table.partition(" ")
-        auth = {"credential": credential} if credential else {}
+        auth = {"credential": credential, "oauth2-server-uri": f"{uri}/v1/oauth/tokens"} if credential else {}
         table = load_catalog("floe", type="rest", uri=uri, **auth, **io).load_table(a.table)
     else:
         if a.catalog == "glue":
