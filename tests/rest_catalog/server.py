@@ -8,7 +8,7 @@ applied by `pyiceberg.table.update`, metadata.json is written by PyIceberg, and 
 swapped in SQLite with a compare-and-set on the previous location.
 
     python server.py --db catalog.db --warehouse file:///tmp/wh [--port 0] [--prefix P]
-                     [--token T | --client ID:SECRET [--token-lifetime S]]
+                     [--token T | --client ID:SECRET [--token-lifetime S] | --sigv4 SERVICE:REGION]
 
 It prints `listening on PORT` once it serves. Besides the spec's routes it has two for tests:
 `POST /test/faults` (`{"lose_answers": n}`: the next n commits land but answer 500;
@@ -30,6 +30,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlparse
 
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import (
     CommitFailedException,
@@ -71,7 +74,8 @@ class State:
         self.lock = threading.Lock()
         self.tokens: dict[str, float] = {}
         self.faults = {"lose_answers": 0, "fail_before": 0, "race": 0}
-        self.stats = {"commits": 0, "conflicts": 0, "replays": 0, "tokens_issued": 0, "lost_answers": 0}
+        self.stats = {"commits": 0, "conflicts": 0, "replays": 0, "tokens_issued": 0, "lost_answers": 0,
+                      "signed": 0}
         self.answers: dict[str, tuple[int, dict]] = {}
 
 
@@ -102,8 +106,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def body(self) -> dict:
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n else b""
+        raw = self._raw
         if self.headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
             return {k: v[0] for k, v in parse_qs(raw.decode()).items()}
         try:
@@ -111,10 +114,12 @@ class Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError as e:
             raise Failure(400, "BadRequestException", f"body is not JSON: {e}") from e
 
-    def authorize(self, path: str) -> None:
+    def authorize(self, path: str, body: bytes) -> None:
         args = self.state.args
         if path in ("/v1/oauth/tokens",) or path.startswith("/test/"):
             return
+        if args.sigv4:
+            return self.check_signature(body)
         if not args.token and not args.client:
             return
         got = self.headers.get("Authorization", "")
@@ -125,10 +130,33 @@ class Handler(BaseHTTPRequestHandler):
             return
         raise Failure(401, "NotAuthorizedException", "missing, unknown or expired bearer token")
 
+    def check_signature(self, body: bytes) -> None:
+        """Recomputes the request's SigV4 signature with botocore (AWS's Python signer) from the
+        credentials in this process's environment, and refuses a request it does not match."""
+        service, region = self.state.args.sigv4.split(":")
+        got = self.headers.get("Authorization", "")
+        if not got.startswith("AWS4-HMAC-SHA256 "):
+            raise Failure(403, "NotAuthorizedException", "not a SigV4 request")
+        parts = dict(p.strip().split("=", 1) for p in got[len("AWS4-HMAC-SHA256 "):].split(","))
+        signed = parts["SignedHeaders"].split(";")
+        headers = {h: self.headers.get(h) for h in signed}
+        request = AWSRequest(method=self.command, url=f"http://{self.headers['Host']}{self.path}", data=body,
+                             headers=headers)
+        request.context["timestamp"] = self.headers.get("X-Amz-Date", "")
+        creds = Credentials(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"],
+                            os.environ.get("AWS_SESSION_TOKEN"))
+        auth = SigV4Auth(creds, service, region)
+        want = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
+        scope = parts["Credential"].split("/", 1)[1]
+        if parts["Signature"] != want or scope != f"{request.context['timestamp'][:8]}/{region}/{service}/aws4_request":
+            raise Failure(403, "NotAuthorizedException", "SigV4 signature does not match")
+        self.state.stats["signed"] += 1
+
     def route(self, method: str) -> None:
         url = urlparse(self.path)
         try:
-            self.authorize(url.path)
+            self._raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.authorize(url.path, self._raw)
             status, body = self.dispatch(method, url.path, parse_qs(url.query))
             self.answer(status, body)
         except Failure as f:
@@ -210,11 +238,12 @@ class Handler(BaseHTTPRequestHandler):
         raise Failure(404, "NotFoundException", f"no route {method} /{'/'.join(parts)}")
 
     def issue_token(self, form: dict) -> tuple[int, dict]:
+        """OAuth2 client credentials; errors in OAuth2's shape (RFC 6749 section 5.2)."""
         want = self.state.args.client
         if not want or form.get("grant_type") != "client_credentials":
-            raise Failure(400, "invalid_request", "client credentials are not configured or not asked for")
+            return 400, {"error": "invalid_request", "error_description": "client credentials not configured or not asked for"}
         if f"{form.get('client_id')}:{form.get('client_secret')}" != want:
-            raise Failure(401, "invalid_client", "unknown client or wrong secret")
+            return 401, {"error": "invalid_client", "error_description": "unknown client or wrong secret"}
         token = secrets.token_hex(16)
         self.state.tokens[token] = time.time() + self.state.args.token_lifetime
         self.state.stats["tokens_issued"] += 1
@@ -278,6 +307,7 @@ def main() -> None:
     p.add_argument("--token", help="the one bearer token accepted")
     p.add_argument("--client", help="ID:SECRET accepted at /v1/oauth/tokens")
     p.add_argument("--token-lifetime", type=int, default=3600)
+    p.add_argument("--sigv4", help="SERVICE:REGION: require SigV4 signatures (checked with botocore)")
     args = p.parse_args()
     Handler.state = State(args)
     server = ThreadingHTTPServer((args.host, args.port), Handler)

@@ -24,7 +24,7 @@ pub use metrics::{KEPT_VALUES, Metrics, NoopMetrics, Observed, Recorded, Recorde
 pub use object_store::{ObjectMeta, ObjectStore};
 pub use queue::{Message, Queue};
 pub use retry::RetryPolicy;
-pub use table_pointer::{Pointer, TableIdent, TablePointer};
+pub use table_pointer::{Committed, Pointer, TableIdent, TablePointer};
 
 /// Everything a pipeline function may touch, as trait objects.
 #[derive(Clone)]

@@ -69,6 +69,17 @@ pub struct Pointer {
     pub version: String,
 }
 
+/// What a catalog that writes metadata answers to a commit: the new pointer and, where it
+/// says, the table's metadata as it now stands (which may hold more than the commit: changes
+/// others made that the catalog merged, or later commits found on a read-back).
+#[derive(Debug, Clone)]
+pub struct Committed {
+    /// Where the table now points.
+    pub pointer: Pointer,
+    /// The catalog's metadata at that pointer, if it sent it.
+    pub metadata: Option<TableMetadata>,
+}
+
 /// Load and conditionally swap table pointers.
 #[async_trait]
 pub trait TablePointer: Send + Sync {
@@ -107,7 +118,7 @@ pub trait TablePointer: Send + Sync {
         _expected: &Pointer,
         _base: &TableMetadata,
         _next: &TableMetadata,
-    ) -> Result<Pointer, PortError> {
+    ) -> Result<Committed, PortError> {
         Err(PortError::Invalid(format!("the catalog of {table} takes metadata files, not changes")))
     }
 }

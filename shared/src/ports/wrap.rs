@@ -134,7 +134,7 @@ impl<A: Around> TablePointer for Wrapped<A, dyn TablePointer> {
         expected: &Pointer,
         base: &iceberg::spec::TableMetadata,
         next: &iceberg::spec::TableMetadata,
-    ) -> Result<Pointer, PortError> {
+    ) -> Result<super::Committed, PortError> {
         self.around.call("commit changes", || self.inner.commit(table, expected, base, next)).await
     }
 }

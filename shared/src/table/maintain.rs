@@ -92,6 +92,18 @@ fn named_snapshots(meta: &TableMetadata) -> HashSet<i64> {
     }
 }
 
+/// The retention settings of branch `main` (`min-snapshots-to-keep`, `max-snapshot-age-ms`,
+/// `max-ref-age-ms`), to carry over when a commit moves it: another engine may have set them.
+/// None set (or unreadable): a branch with none.
+pub(crate) fn main_retention(meta: &TableMetadata) -> iceberg::spec::SnapshotRetention {
+    serde_json::to_value(meta)
+        .ok()
+        .and_then(|v| v.pointer("/refs/main").cloned())
+        .and_then(|r| serde_json::from_value::<iceberg::spec::SnapshotReference>(r).ok())
+        .map(|r| r.retention)
+        .unwrap_or_else(|| iceberg::spec::SnapshotRetention::branch(None, None, None))
+}
+
 /// Whether snapshot `id` has `ancestor` in its line of parents (or is it).
 fn descends(meta: &TableMetadata, id: i64, ancestor: i64) -> bool {
     let floor = meta.snapshot_by_id(ancestor).map_or(i64::MAX, |s| s.sequence_number());

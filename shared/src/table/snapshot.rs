@@ -20,7 +20,7 @@ use iceberg::io::{MemoryStorage, OutputFile, Storage};
 use iceberg::spec::{
     DataFile, FormatVersion, Manifest, ManifestContentType, ManifestEntry, ManifestFile, ManifestList,
     ManifestListWriter, ManifestStatus, ManifestWriterBuilder, Operation, Schema, Snapshot, SnapshotReference,
-    SnapshotRetention, SnapshotSummaryCollector, Summary, TableMetadata, TableMetadataBuilder,
+    SnapshotSummaryCollector, Summary, TableMetadata, TableMetadataBuilder,
 };
 
 use super::TableState;
@@ -268,7 +268,7 @@ pub async fn plan_snapshot(
     let built =
         TableMetadataBuilder::new_from_metadata(meta.as_ref().clone(), Some(state.pointer.metadata_location.clone()))
             .add_snapshot(snapshot)?
-            .set_ref("main", SnapshotReference::new(snapshot_id, SnapshotRetention::branch(None, None, None)))?
+            .set_ref("main", SnapshotReference::new(snapshot_id, super::maintain::main_retention(meta)))?
             .remove_snapshots(&change.expire)
             .build()?;
     let metadata_location = metadata_file_uri(&location, next_metadata_version(&state.pointer.metadata_location));

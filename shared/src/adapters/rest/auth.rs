@@ -1,6 +1,6 @@
-//! How Floe authenticates to an Iceberg REST catalog: none, a fixed bearer token, or OAuth2
+//! How Floe authenticates to an Iceberg REST catalog: none, a fixed bearer token, OAuth2
 //! client credentials (a token fetched from the token endpoint, kept until a minute before it
-//! expires, fetched again when the catalog answers 401 or 419).
+//! expires, fetched again when the catalog answers 401 or 419), or AWS SigV4 (`sigv4.rs`).
 
 use std::time::{Duration, Instant};
 
@@ -27,6 +27,14 @@ pub enum RestAuth {
         /// The scope asked for (`FLOE_REST_SCOPE`, default `catalog`).
         scope: String,
     },
+    /// AWS SigV4 signatures with the standard AWS credentials (`FLOE_REST_SIGV4=true`), for
+    /// AWS's Iceberg REST endpoints.
+    SigV4 {
+        /// The region signed for (`FLOE_REST_SIGNING_REGION`, default `AWS_REGION`).
+        region: String,
+        /// The signing name (`FLOE_REST_SIGNING_NAME`: `glue`, the default, or `s3tables`).
+        service: String,
+    },
 }
 
 impl std::fmt::Debug for RestAuth {
@@ -41,6 +49,7 @@ impl std::fmt::Debug for RestAuth {
                 .field("token_uri", token_uri)
                 .field("scope", scope)
                 .finish_non_exhaustive(),
+            RestAuth::SigV4 { region, service } => write!(f, "SigV4({service}, {region})"),
         }
     }
 }
@@ -82,7 +91,7 @@ impl Tokens {
     /// The token to send, if any.
     pub(crate) async fn bearer(&self, http: &reqwest::Client) -> Result<Option<String>, PortError> {
         let (client_id, client_secret, token_uri, scope) = match &self.auth {
-            RestAuth::None => return Ok(None),
+            RestAuth::None | RestAuth::SigV4 { .. } => return Ok(None),
             RestAuth::Token(t) => return Ok(Some(t.clone())),
             RestAuth::ClientCredentials { client_id, client_secret, token_uri, scope } => {
                 (client_id, client_secret, token_uri, scope)

@@ -44,7 +44,10 @@ fn schema_changes(
     requirements.push(TableRequirement::LastAssignedFieldIdMatch { last_assigned_field_id: base.last_column_id() });
     updates.extend(added.iter().map(|s| TableUpdate::AddSchema { schema: s.as_ref().clone() }));
     if base.current_schema_id() != next.current_schema_id() {
-        updates.push(TableUpdate::SetCurrentSchema { schema_id: next.current_schema_id() });
+        // -1: "the schema last added" (the catalog may number an added schema itself).
+        let last_added = added.last().is_some_and(|s| s.schema_id() == next.current_schema_id());
+        updates
+            .push(TableUpdate::SetCurrentSchema { schema_id: if last_added { -1 } else { next.current_schema_id() } });
     }
 }
 
@@ -61,9 +64,17 @@ fn spec_changes(
         return;
     }
     requirements.push(TableRequirement::DefaultSpecIdMatch { default_spec_id: base.default_partition_spec_id() });
+    if !added.is_empty() {
+        requirements.push(TableRequirement::LastAssignedPartitionIdMatch {
+            last_assigned_partition_id: base.last_partition_id(),
+        });
+    }
     updates.extend(added.iter().map(|s| TableUpdate::AddSpec { spec: s.as_ref().clone().into_unbound() }));
     if base.default_partition_spec_id() != next.default_partition_spec_id() {
-        updates.push(TableUpdate::SetDefaultSpec { spec_id: next.default_partition_spec_id() });
+        let last_added = added.last().is_some_and(|s| s.spec_id() == next.default_partition_spec_id());
+        updates.push(TableUpdate::SetDefaultSpec {
+            spec_id: if last_added { -1 } else { next.default_partition_spec_id() },
+        });
     }
 }
 
@@ -83,7 +94,10 @@ fn sort_order_changes(
         .push(TableRequirement::DefaultSortOrderIdMatch { default_sort_order_id: base.default_sort_order_id() });
     updates.extend(added.iter().map(|s| TableUpdate::AddSortOrder { sort_order: s.as_ref().clone() }));
     if base.default_sort_order_id() != next.default_sort_order_id() {
-        updates.push(TableUpdate::SetDefaultSortOrder { sort_order_id: next.default_sort_order_id() });
+        let last_added = added.last().is_some_and(|s| s.order_id == next.default_sort_order_id());
+        updates.push(TableUpdate::SetDefaultSortOrder {
+            sort_order_id: if last_added { -1 } else { next.default_sort_order_id() },
+        });
     }
 }
 
@@ -118,9 +132,10 @@ fn snapshot_changes(base: &TableMetadata, next: &TableMetadata, updates: &mut Ve
     {
         updates.push(TableUpdate::SetSnapshotRef {
             ref_name: MAIN_BRANCH.to_string(),
+            // The retention `main` has (the planner carries it over): a ref is set whole.
             reference: iceberg::spec::SnapshotReference::new(
                 head.snapshot_id(),
-                iceberg::spec::SnapshotRetention::branch(None, None, None),
+                crate::table::maintain::main_retention(next),
             ),
         });
     }
@@ -139,7 +154,10 @@ fn statistics_changes(base: &TableMetadata, next: &TableMetadata, updates: &mut 
             updates.push(TableUpdate::SetStatistics { statistics: (*file).clone() });
         }
     }
-    for id in before.keys().filter(|id| !after.contains_key(id)) {
+    // Statistics of a removed snapshot go with it (`remove-snapshots` drops them; removing
+    // them again would be refused).
+    let kept: HashSet<i64> = next.snapshots().map(|s| s.snapshot_id()).collect();
+    for id in before.keys().filter(|id| !after.contains_key(id) && kept.contains(id)) {
         updates.push(TableUpdate::RemoveStatistics { snapshot_id: *id });
     }
 }

@@ -23,6 +23,8 @@ pub(crate) struct ServerConfig {
 /// A client of one REST catalog.
 pub(crate) struct Http {
     http: reqwest::Client,
+    #[cfg(feature = "aws")]
+    sigv4: Option<super::sigv4::SigV4>,
     uri: String,
     warehouse: Option<String>,
     tokens: Tokens,
@@ -45,6 +47,11 @@ impl Http {
             .map_err(|e| PortError::io("REST catalog HTTP client", e))?;
         Ok(Http {
             http,
+            #[cfg(feature = "aws")]
+            sigv4: match &auth {
+                RestAuth::SigV4 { region, service } => Some(super::sigv4::SigV4::new(region, service)),
+                _ => None,
+            },
             uri: uri.trim_end_matches('/').to_string(),
             warehouse,
             tokens: Tokens::new(auth),
@@ -93,18 +100,36 @@ impl Http {
         body: Option<&serde_json::Value>,
         idempotency_key: Option<&str>,
     ) -> Result<Answer, PortError> {
+        let full = reqwest::Url::parse_with_params(url, query)
+            .map_err(|e| PortError::Invalid(format!("REST catalog URL {url}: {e}")))?;
+        let bytes = match body {
+            Some(b) => serde_json::to_vec(b).map_err(|e| PortError::Invalid(format!("{url}: {e}")))?,
+            None => vec![],
+        };
+        let mut headers: Vec<(&str, &str)> = vec![];
+        if body.is_some() {
+            headers.push(("content-type", "application/json"));
+        }
+        if let Some(key) = idempotency_key {
+            headers.push(("idempotency-key", key));
+        }
         let mut renewed = false;
         loop {
-            let mut req = self.http.request(method.clone(), url).query(query);
+            let mut req = self.http.request(method.clone(), full.clone());
+            for (k, v) in &headers {
+                req = req.header(*k, *v);
+            }
+            if body.is_some() {
+                req = req.body(bytes.clone());
+            }
             if let Some(token) = self.tokens.bearer(&self.http).await? {
                 req = req.bearer_auth(token);
             }
-            if let Some(key) = idempotency_key {
-                req = req.header("Idempotency-Key", key);
-            }
-            if let Some(b) = body {
-                let bytes = serde_json::to_vec(b).map_err(|e| PortError::Invalid(format!("{url}: {e}")))?;
-                req = req.header(reqwest::header::CONTENT_TYPE, "application/json").body(bytes);
+            #[cfg(feature = "aws")]
+            if let Some(signer) = &self.sigv4 {
+                for (k, v) in signer.headers(method.as_str(), full.as_str(), &headers, &bytes).await? {
+                    req = req.header(k, v);
+                }
             }
             let context = format!("{method} {url}");
             let resp = req.send().await.map_err(|e| PortError::io(&context, e))?;
@@ -135,11 +160,16 @@ pub(crate) fn json<T: serde::de::DeserializeOwned>(body: &[u8], context: &str) -
 pub(crate) fn status_error(context: &str, status: StatusCode, body: &[u8]) -> PortError {
     let said = serde_json::from_slice::<serde_json::Value>(body)
         .ok()
-        .and_then(|v| {
-            let e = v.get("error")?;
-            let kind = e.get("type").and_then(|t| t.as_str()).unwrap_or("");
-            let message = e.get("message").and_then(|m| m.as_str()).unwrap_or("");
-            Some(format!("{kind}: {message}"))
+        .and_then(|v| match v.get("error")? {
+            // OAuth2's shape (RFC 6749 §5.2): {"error": "invalid_client", "error_description": ...}.
+            serde_json::Value::String(code) => {
+                Some(format!("{code}: {}", v.get("error_description").and_then(|d| d.as_str()).unwrap_or("")))
+            }
+            e => {
+                let kind = e.get("type").and_then(|t| t.as_str()).unwrap_or("");
+                let message = e.get("message").and_then(|m| m.as_str()).unwrap_or("");
+                Some(format!("{kind}: {message}"))
+            }
         })
         .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned());
     let what = format!("{context}: HTTP {status}: {said}");
@@ -147,7 +177,9 @@ pub(crate) fn status_error(context: &str, status: StatusCode, body: &[u8]) -> Po
         404 => PortError::NotFound(what),
         409 => PortError::Conflict(what),
         429 | 503 => PortError::Throttled(what),
-        401 | 403 | 419 => PortError::Invalid(format!("{what} (check FLOE_REST_TOKEN or FLOE_REST_CREDENTIAL)")),
+        401 | 403 | 419 => PortError::Invalid(format!(
+            "{what} (check FLOE_REST_TOKEN, FLOE_REST_CREDENTIAL or the AWS credentials SigV4 signs with)"
+        )),
         400..=499 => PortError::Invalid(what),
         _ => PortError::io(context, format!("HTTP {status}: {said}")),
     }

@@ -11,13 +11,17 @@
 //!
 //! A 409 is a lost race unless the table, read back, holds the commit already (an earlier
 //! try whose answer was lost). A 5xx or a timeout leaves the outcome unknown: the table is
-//! read back the same way, and if the commit is not there the error goes up, for retries and,
-//! past them, the ledger's pending records to settle. Every try of one planned commit sends the
-//! same `Idempotency-Key` (derived from the commit) where the catalog advertises support.
+//! read back the same way, and if the commit is not there (or the read-back fails too) the
+//! error goes up, for the port's retries and, past them, the ledger's pending records to
+//! settle. The `Idempotency-Key` is derived from the planned commit, so the port's retries of
+//! one plan send the same key (a catalog that advertises support then answers a retry of a
+//! commit that landed with the stored answer); a re-plan is a new commit with a new key.
 
 mod auth;
 mod changes;
 mod http;
+#[cfg(feature = "aws")]
+mod sigv4;
 
 use async_trait::async_trait;
 use iceberg::spec::TableMetadata;
@@ -27,7 +31,7 @@ use sha2::Digest;
 pub use auth::RestAuth;
 use http::{Http, json, ok_or_error, status_error};
 
-use crate::ports::{Pointer, TableIdent, TablePointer};
+use crate::ports::{Committed, Pointer, TableIdent, TablePointer};
 use crate::{Error, PortError, Result};
 
 /// Where the REST catalog is and how to sign in to it (`FLOE_REST_*`).
@@ -43,9 +47,10 @@ pub struct RestSettings {
 
 impl RestSettings {
     /// Reads `FLOE_REST_URI` (required), `FLOE_REST_WAREHOUSE`, and at most one of
-    /// `FLOE_REST_TOKEN` (a bearer token) and `FLOE_REST_CREDENTIAL` (`CLIENT_ID:CLIENT_SECRET`
-    /// for OAuth2 client credentials, with `FLOE_REST_OAUTH2_SERVER_URI` and `FLOE_REST_SCOPE`),
-    /// through `var`.
+    /// `FLOE_REST_TOKEN` (a bearer token), `FLOE_REST_CREDENTIAL` (`CLIENT_ID:CLIENT_SECRET`
+    /// for OAuth2 client credentials, with `FLOE_REST_OAUTH2_SERVER_URI` and `FLOE_REST_SCOPE`)
+    /// and `FLOE_REST_SIGV4=true` (AWS SigV4, with `FLOE_REST_SIGNING_REGION` and
+    /// `FLOE_REST_SIGNING_NAME`), through `var`.
     pub fn parse(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let uri = var("FLOE_REST_URI").ok_or_else(|| {
             Error::Config("the REST catalog needs FLOE_REST_URI (its base URI, e.g. http://localhost:8181)".into())
@@ -54,12 +59,26 @@ impl RestSettings {
         if !(uri.starts_with("http://") || uri.starts_with("https://")) || uri.len() < "http://x".len() {
             return Err(Error::Config(format!("FLOE_REST_URI must be an http:// or https:// URI, got `{uri}`")));
         }
+        let sigv4 = match var("FLOE_REST_SIGV4").map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("false" | "0" | "no" | "") => false,
+            Some("true" | "1" | "yes") => true,
+            Some(other) => {
+                return Err(Error::Config(format!("FLOE_REST_SIGV4 must be `true` or `false`, got `{other}`")));
+            }
+        };
         let auth = match (var("FLOE_REST_TOKEN"), var("FLOE_REST_CREDENTIAL")) {
             (Some(_), Some(_)) => {
                 return Err(Error::Config(
                     "set FLOE_REST_TOKEN or FLOE_REST_CREDENTIAL for the REST catalog, not both".into(),
                 ));
             }
+            (Some(_), None) | (None, Some(_)) if sigv4 => {
+                return Err(Error::Config(
+                    "FLOE_REST_SIGV4=true signs with AWS credentials: unset FLOE_REST_TOKEN and FLOE_REST_CREDENTIAL"
+                        .into(),
+                ));
+            }
+            (None, None) if sigv4 => sigv4_auth(&var)?,
             (Some(token), None) => RestAuth::Token(token.trim().to_string()),
             (None, Some(credential)) => {
                 let (id, secret) = credential
@@ -77,6 +96,20 @@ impl RestSettings {
         };
         Ok(RestSettings { uri, warehouse: var("FLOE_REST_WAREHOUSE"), auth })
     }
+}
+
+/// `FLOE_REST_SIGNING_REGION` (or `AWS_REGION`, `AWS_DEFAULT_REGION`) and
+/// `FLOE_REST_SIGNING_NAME` (`glue` by default).
+fn sigv4_auth(var: &impl Fn(&str) -> Option<String>) -> Result<RestAuth> {
+    if cfg!(not(feature = "aws")) {
+        return Err(Error::Config("FLOE_REST_SIGV4 needs a build with the `aws` feature".into()));
+    }
+    let region = ["FLOE_REST_SIGNING_REGION", "AWS_REGION", "AWS_DEFAULT_REGION"]
+        .iter()
+        .find_map(|k| var(k))
+        .ok_or_else(|| Error::Config("FLOE_REST_SIGV4=true needs FLOE_REST_SIGNING_REGION or AWS_REGION".into()))?;
+    let service = var("FLOE_REST_SIGNING_NAME").unwrap_or_else(|| "glue".into());
+    Ok(RestAuth::SigV4 { region, service })
 }
 
 /// The tables of one Iceberg REST catalog.
@@ -117,7 +150,13 @@ impl RestCatalog {
         Ok(Some((pointer(location), metadata)))
     }
 
+    /// Creates the namespace if it does not exist (looked for first: a principal may use a
+    /// namespace without the right to create one).
     async fn ensure_namespace(&self, namespace: &str) -> Result<(), PortError> {
+        let there = self.http.url(&format!("namespaces/{namespace}")).await?;
+        if self.http.call(Method::HEAD, &there, &[], None, None).await?.status.is_success() {
+            return Ok(());
+        }
         let url = self.http.url("namespaces").await?;
         let body = serde_json::json!({ "namespace": [namespace], "properties": {} });
         let answer = self.http.call(Method::POST, &url, &[], Some(&body), None).await?;
@@ -127,14 +166,11 @@ impl RestCatalog {
         }
     }
 
-    /// Whether the table, read back, holds the commit of `next` over `base`.
-    async fn holds(&self, t: &TableIdent, base: &TableMetadata, next: &TableMetadata) -> Option<Pointer> {
-        let (p, metadata) = self.read(t).await.ok()??;
-        let now = match metadata {
-            Some(m) => m,
-            None => return None,
-        };
-        changes::landed(base, next, &now).then_some(p)
+    /// The table as it stands, if it holds the commit of `next` over `base`.
+    async fn holds(&self, t: &TableIdent, base: &TableMetadata, next: &TableMetadata) -> Option<Committed> {
+        let (pointer, now) = self.read(t).await.ok()??;
+        let now = now?;
+        changes::landed(base, next, &now).then_some(Committed { pointer, metadata: Some(now) })
     }
 }
 
@@ -200,7 +236,7 @@ impl TablePointer for RestCatalog {
         _expected: &Pointer,
         base: &TableMetadata,
         next: &TableMetadata,
-    ) -> Result<Pointer, PortError> {
+    ) -> Result<Committed, PortError> {
         let (requirements, updates) = changes::between(base, next);
         let body = serde_json::json!({
             "identifier": { "namespace": [t.namespace], "name": t.name },
@@ -221,7 +257,8 @@ impl TablePointer for RestCatalog {
                     .get("metadata-location")
                     .and_then(|l| l.as_str())
                     .ok_or_else(|| PortError::Invalid(format!("{context}: no metadata-location in the answer")))?;
-                Ok(pointer(location))
+                let metadata = v.get("metadata").and_then(|m| serde_json::from_value(m.clone()).ok());
+                Ok(Committed { pointer: pointer(location), metadata })
             }
             Err(PortError::Invalid(why)) => Err(PortError::Invalid(why)),
             Err(e) => match self.holds(t, base, next).await {
@@ -267,6 +304,15 @@ mod tests {
         assert!(
             !format!("{:?}", settings(&[("FLOE_REST_URI", "http://h"), ("FLOE_REST_TOKEN", "sekrit")]))
                 .contains("sekrit")
+        );
+        let signed = [("FLOE_REST_URI", "https://glue.eu-west-1.amazonaws.com/iceberg"), ("FLOE_REST_SIGV4", "true")];
+        assert!(settings(&signed).unwrap_err().to_string().contains("FLOE_REST_SIGNING_REGION"));
+        let s = settings(&[signed[0], signed[1], ("AWS_REGION", "eu-west-1")]).expect("ok");
+        assert_eq!(s.auth, RestAuth::SigV4 { region: "eu-west-1".into(), service: "glue".into() });
+        let e = settings(&[signed[0], signed[1], ("AWS_REGION", "eu-west-1"), ("FLOE_REST_TOKEN", "t")]).unwrap_err();
+        assert!(e.to_string().contains("unset FLOE_REST_TOKEN"), "{e}");
+        assert!(
+            settings(&[signed[0], ("FLOE_REST_SIGV4", "maybe")]).unwrap_err().to_string().contains("`true` or `false`")
         );
     }
 }

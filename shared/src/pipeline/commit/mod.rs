@@ -26,7 +26,7 @@ use tracing::{instrument, warn};
 use crate::config::EngineConfig;
 use crate::fault::FaultPoint;
 use crate::message::{CommitRequest, CreateRequest, FileManifest, RewriteRequest, SourceRef};
-use crate::ports::{Lease, Message, Pointer, Ports};
+use crate::ports::{Committed, Lease, Message, Pointer, Ports};
 use crate::table::maintain::{EXPIRE_BATCH, ExpiryPolicy, gc_enabled};
 use crate::table::{Manifests, SnapshotPlan, TableState, load_table};
 use crate::{Error, PortError, Result, TableIdent};
@@ -415,13 +415,13 @@ impl Committer {
             // The catalog settles a lost answer itself, by looking for this snapshot.
             self.ports.pointer.commit(table, &state.pointer, &state.metadata, &plan.metadata).await
         } else {
-            self.swap(table, &state.pointer, &plan.metadata_location).await
+            let swapped = self.swap(table, &state.pointer, &plan.metadata_location).await;
+            swapped.map(|pointer| Committed { pointer, metadata: None })
         };
         match swapped {
-            Ok(pointer) => {
+            Ok(committed) => {
                 self.ports.faults.hit(FaultPoint::CommitterAfterPointerSwap).await;
-                let state = TableState { pointer, metadata: plan.metadata.clone() };
-                self.cache.insert(table.clone(), Cached { state, manifests: Some(plan.manifests.clone()) });
+                self.remember(table, plan, committed);
                 if let Some((at, record)) = &plan.dropped {
                     self.dropped.insert(at.clone(), record.clone());
                 }
@@ -464,6 +464,21 @@ impl Committer {
                 Err(e.into())
             }
         }
+    }
+
+    /// Caches the table as a commit left it: the planned metadata and manifests, or, where the
+    /// catalog wrote the metadata and answered with it, the catalog's (it may hold changes
+    /// others made that it merged); the planned manifests only while they are the head's.
+    fn remember(&mut self, table: &TableIdent, plan: &SnapshotPlan, committed: Committed) {
+        let Committed { pointer, metadata } = committed;
+        let (metadata, manifests) = match metadata {
+            None => (plan.metadata.clone(), Some(plan.manifests.clone())),
+            Some(m) => {
+                let ours = m.current_snapshot_id() == plan.metadata.current_snapshot_id();
+                (std::sync::Arc::new(m), ours.then(|| plan.manifests.clone()))
+            }
+        };
+        self.cache.insert(table.clone(), Cached { state: TableState { pointer, metadata }, manifests });
     }
 
     /// Snapshots to expire with the next commit: past the table's policy, less every snapshot a
