@@ -17,7 +17,7 @@ resource "aws_lambda_function" "function" {
   # checkov:skip=CKV_AWS_117:The functions reach only AWS APIs (S3, SQS, DynamoDB, Glue); a VPC adds NAT or endpoint costs and is the user's choice.
   # checkov:skip=CKV_AWS_272:Code signing needs a signing profile of the user's; cargo lambda builds are reproducible from this repository.
   # checkov:skip=CKV_AWS_116:Failed messages go to the source queues' dead-letter queues (redrive policies); a function DLQ only serves asynchronous invocations.
-  # checkov:skip=CKV_AWS_173:The environment holds resource names and URLs only, no secrets; Lambda encrypts it at rest with an AWS-managed key.
+  # checkov:skip=CKV_AWS_173:The environment holds resource names and URLs, and with catalog = "rest" the catalog's token or client credential when given; Lambda encrypts it at rest, with kms_key_arn when given (an AWS-managed key otherwise).
   # checkov:skip=CKV_AWS_50:X-Ray tracing is optional; the functions log one JSON line per object, batch and commit.
   # checkov:skip=CKV_AWS_115:The committer has reserved concurrency 1; writers are bounded by the event source's maximum concurrency instead, so as not to take account concurrency from other functions.
   for_each      = local.deployed
@@ -34,13 +34,29 @@ resource "aws_lambda_function" "function" {
   reserved_concurrent_executions = each.key == "committer" ? 1 : -1
   kms_key_arn                    = var.kms_key_arn
   environment {
-    variables = local.environments[each.key]
+    variables = merge(local.environments[each.key], each.key == "committer" ? local.rest_committer_secrets : local.rest_reader_secrets)
   }
   tags = var.tags
   # The log group (Lambda's default name, /aws/lambda/<function>) exists before the function
   # logs, so Lambda never creates one without retention.
   depends_on = [aws_iam_role_policy.function, aws_cloudwatch_log_group.function, aws_s3_object.floe_toml]
   lifecycle {
+    precondition {
+      condition     = var.catalog != "rest" || var.rest_uri != null
+      error_message = "catalog = \"rest\" needs rest_uri, the REST catalog's base URI."
+    }
+    precondition {
+      condition     = !(var.rest_sigv4 && (var.rest_token != null || var.rest_credential != null))
+      error_message = "rest_sigv4 signs with the functions' AWS roles: leave rest_token and rest_credential unset."
+    }
+    precondition {
+      condition     = !(var.rest_token != null && var.rest_credential != null) && !(var.rest_reader_token != null && var.rest_reader_credential != null)
+      error_message = "Set rest_token or rest_credential, not both (and rest_reader_token or rest_reader_credential, not both)."
+    }
+    precondition {
+      condition     = !(var.rest_sigv4 && (var.rest_reader_token != null || var.rest_reader_credential != null))
+      error_message = "rest_sigv4 signs with the functions' AWS roles: leave rest_reader_token and rest_reader_credential unset."
+    }
     precondition {
       condition     = var.create_wait_seconds < var.writer_timeout_seconds
       error_message = "create_wait_seconds must be below writer_timeout_seconds: a writer waits that long for a new table within one invocation."

@@ -56,6 +56,17 @@ locals {
       FLOE_S3TABLES_BUCKET_ARN  = local.table_bucket_arn
       FLOE_MAX_COMMIT_AGE_HOURS = tostring((var.s3tables_unreferenced_days - 1) * 24)
     } : {},
+    # A REST catalog's settings, but not its secrets (rest_env_secrets, merged in only where
+    # the functions are defined, so that function_environments never shows them).
+    var.catalog == "rest" ? { for k, v in {
+      FLOE_REST_URI               = var.rest_uri
+      FLOE_REST_WAREHOUSE         = var.rest_warehouse
+      FLOE_REST_OAUTH2_SERVER_URI = var.rest_oauth2_server_uri
+      FLOE_REST_SCOPE             = var.rest_scope
+      FLOE_REST_SIGV4             = var.rest_sigv4 ? "true" : null
+      FLOE_REST_SIGNING_NAME      = var.rest_sigv4 ? var.rest_signing_name : null
+      FLOE_REST_SIGNING_REGION    = var.rest_sigv4 ? local.region : null
+    } : k => v if v != null } : {},
     # FLOE_CONFIG_MD5 changes the functions' configuration when floe_toml changes, so that no
     # warm function keeps routing by the configuration it read at its cold start.
     var.floe_toml == null ? {} : {
@@ -63,6 +74,19 @@ locals {
       FLOE_CONFIG_MD5 = md5(var.floe_toml)
     },
     var.aws_endpoint_url == null ? {} : { AWS_ENDPOINT_URL = var.aws_endpoint_url },
+  )
+  # The REST catalog's secrets (sensitive variables), only in the functions' environment: the
+  # committer's, and the writer's and compactor's (which only load tables), the reader
+  # credential when one is given.
+  rest_committer_secrets = var.catalog != "rest" ? {} : merge(
+    var.rest_token == null ? {} : { FLOE_REST_TOKEN = var.rest_token },
+    var.rest_credential == null ? {} : { FLOE_REST_CREDENTIAL = var.rest_credential },
+  )
+  rest_reader_secrets = var.catalog != "rest" ? {} : (
+    var.rest_reader_token == null && var.rest_reader_credential == null ? local.rest_committer_secrets : merge(
+      var.rest_reader_token == null ? {} : { FLOE_REST_TOKEN = var.rest_reader_token },
+      var.rest_reader_credential == null ? {} : { FLOE_REST_CREDENTIAL = var.rest_reader_credential },
+    )
   )
   environments = {
     writer = merge(local.common_env, {

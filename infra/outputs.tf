@@ -69,7 +69,7 @@ output "function_roles" {
 }
 
 output "function_environments" {
-  description = "Each function's environment variables (what `floe run-function` needs to stand in for it locally)."
+  description = "Each function's environment variables (what `floe run-function` needs to stand in for it locally), without a REST catalog's token or client credential."
   value       = local.environments
 }
 

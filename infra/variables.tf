@@ -63,12 +63,92 @@ variable "force_destroy" {
 }
 
 variable "catalog" {
-  description = "Where table pointers live: \"dynamodb\" (a DynamoDB table in Iceberg Java's DynamoDbCatalog layout; PyIceberg and Spark read it), \"glue\" (the Glue Data Catalog; Athena, EMR, Trino read it) or \"s3tables\" (an Amazon S3 table bucket this module creates; tables keep their files in the storage S3 Tables assigns them)."
+  description = "Where table pointers live: \"dynamodb\" (a DynamoDB table in Iceberg Java's DynamoDbCatalog layout; PyIceberg and Spark read it), \"glue\" (the Glue Data Catalog; Athena, EMR, Trino read it), \"s3tables\" (an Amazon S3 table bucket this module creates; tables keep their files in the storage S3 Tables assigns them) or \"rest\" (an Iceberg REST catalog you run, at rest_uri; tables keep their files in the warehouse bucket)."
   type        = string
   default     = "dynamodb"
   validation {
-    condition     = contains(["dynamodb", "glue", "s3tables"], var.catalog)
-    error_message = "catalog must be \"dynamodb\", \"glue\" or \"s3tables\"."
+    condition     = contains(["dynamodb", "glue", "s3tables", "rest"], var.catalog)
+    error_message = "catalog must be \"dynamodb\", \"glue\", \"s3tables\" or \"rest\"."
+  }
+}
+
+variable "rest_uri" {
+  description = "With catalog = \"rest\": the REST catalog's base URI, before /v1 (FLOE_REST_URI), e.g. \"https://catalog.example.com/api/catalog\"."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.rest_uri == null ? true : can(regex("^https?://[^/?#\\s]+[^?#\\s]*$", var.rest_uri))
+    error_message = "rest_uri must be an http:// or https:// URL without a query or fragment."
+  }
+}
+
+variable "rest_warehouse" {
+  description = "With catalog = \"rest\": the warehouse the catalog's /v1/config is asked for (FLOE_REST_WAREHOUSE); null sends none."
+  type        = string
+  default     = null
+}
+
+variable "rest_token" {
+  description = "With catalog = \"rest\": a bearer token sent on every call (FLOE_REST_TOKEN). It lands in the Terraform state and the functions' environment (encrypted at rest, with kms_key_arn when given): prefer rest_sigv4 where the catalog takes it."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "rest_credential" {
+  description = "With catalog = \"rest\": OAuth2 client credentials as CLIENT_ID:CLIENT_SECRET (FLOE_REST_CREDENTIAL), exchanged for tokens at rest_oauth2_server_uri. Like rest_token it lands in the state and the functions' environment."
+  type        = string
+  default     = null
+  sensitive   = true
+  validation {
+    condition     = var.rest_credential == null ? true : can(regex("^[^:]+:.+$", var.rest_credential))
+    error_message = "rest_credential must be CLIENT_ID:CLIENT_SECRET."
+  }
+}
+
+variable "rest_reader_token" {
+  description = "With catalog = \"rest\": a bearer token for the writer and the compactor only, which load tables but never commit (the committer commits for them); give it a principal the catalog lets read only. Null gives them rest_token or rest_credential."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "rest_reader_credential" {
+  description = "With catalog = \"rest\": CLIENT_ID:CLIENT_SECRET for the writer and the compactor only (see rest_reader_token)."
+  type        = string
+  default     = null
+  sensitive   = true
+  validation {
+    condition     = var.rest_reader_credential == null ? true : can(regex("^[^:]+:.+$", var.rest_reader_credential))
+    error_message = "rest_reader_credential must be CLIENT_ID:CLIENT_SECRET."
+  }
+}
+
+variable "rest_oauth2_server_uri" {
+  description = "With rest_credential: the OAuth2 token endpoint (FLOE_REST_OAUTH2_SERVER_URI); null uses <rest_uri>/v1/oauth/tokens."
+  type        = string
+  default     = null
+}
+
+variable "rest_scope" {
+  description = "With rest_credential: the OAuth2 scope asked for (FLOE_REST_SCOPE); null uses \"catalog\"."
+  type        = string
+  default     = null
+}
+
+variable "rest_sigv4" {
+  description = "With catalog = \"rest\": sign every call with AWS SigV4 and the functions' roles (FLOE_REST_SIGV4), for AWS's Iceberg REST endpoints. The module grants the roles no catalog rights for it: attach the catalog's policy to function_roles yourself."
+  type        = bool
+  default     = false
+}
+
+variable "rest_signing_name" {
+  description = "With rest_sigv4: the service name signed for (FLOE_REST_SIGNING_NAME): \"glue\" (Glue's REST endpoint) or \"s3tables\" (S3 Tables' REST endpoint). The region is the deployment's."
+  type        = string
+  default     = "glue"
+  validation {
+    condition     = can(regex("^[a-z0-9-]+$", var.rest_signing_name))
+    error_message = "rest_signing_name is an AWS service signing name such as \"glue\" or \"s3tables\"."
   }
 }
 

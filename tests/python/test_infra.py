@@ -295,6 +295,93 @@ def test_an_s3_tables_deployment_plans_its_bucket_and_least_privilege(moto, tmp_
         assert not allowed(role, "s3tables:GetTableData", "arn:aws:s3tables:us-east-1:123456789012:bucket/other/table/x")
 
 
+class Planner:
+    """Plans of the quickstart against moto, with only its queues applied (the functions'
+    environment names their URLs, which a plan alone leaves unknown)."""
+
+    def __init__(self, moto, tmp_path):
+        self.env = dict(os.environ, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
+                        AWS_REGION="us-east-1", AWS_DEFAULT_REGION="us-east-1")
+        self.env.pop("AWS_ENDPOINT_URL", None)
+        self.tmp, self.data, self.state = tmp_path, tmp_path / "tf", tmp_path / "terraform.tfstate"
+        init(QUICKSTART, self.data)
+        self.vars = ["-var", f"aws_endpoint_url={moto}", "-var", f"artifacts_dir={artifacts(tmp_path / 'lambda')}",
+                     "-var", f"name_prefix=floe{uuid.uuid4().hex[:6]}", "-var", "event_sources_enabled=false",
+                     "-var", "force_destroy=true", "-var", "deletion_protection=false"]
+        terraform("apply", "-auto-approve", "-input=false", "-no-color", f"-state={self.state}",
+                  "-target=module.floe.aws_sqs_queue.ingest", "-target=module.floe.aws_sqs_queue.commit",
+                  *self.vars, env=self.env, data_dir=self.data)
+
+    def plan(self, *extra, check=True):
+        """The plan as JSON, or the failed run when check is False."""
+        out = self.tmp / f"p{uuid.uuid4().hex[:6]}"
+        run = terraform("plan", "-input=false", "-no-color", f"-state={self.state}", f"-out={out}",
+                        *self.vars, *extra, env=self.env, data_dir=self.data, check=check)
+        if not check:
+            return run
+        return json.loads(terraform("show", "-json", out, env=self.env, data_dir=self.data).stdout)
+
+    def destroy(self):
+        run = terraform("destroy", "-auto-approve", "-input=false", "-no-color", f"-state={self.state}",
+                        *self.vars, env=self.env, data_dir=self.data, check=False)
+        assert run.returncode == 0, f"terraform destroy failed:\n{run.stderr[-3000:]}"
+
+
+def test_a_rest_catalog_deployment_gives_each_role_its_settings_and_keeps_secrets_out_of_outputs(moto, tmp_path):
+    """catalog = "rest", planned against moto (a REST catalog needs no AWS resource of its own):
+    every function gets the catalog's settings; the committer gets the committing credential,
+    the writer and the compactor (which only load tables) the reader credential; no output
+    shows a secret; and the settings a deployer can get wrong fail the plan with a clear error."""
+    committer, reader = "floe-committer:c0mmit-s3cret", "floe-reader:r3ad-s3cret"
+    rest = ["-var", "catalog=rest", "-var", "rest_uri=https://catalog.example.com/api/catalog",
+            "-var", "rest_warehouse=lake"]
+    planner = Planner(moto, tmp_path)
+    try:
+        rest_catalog_plans(planner, rest, committer, reader)
+    finally:
+        planner.destroy()
+
+
+def rest_catalog_plans(planner, rest, committer, reader):
+    plan = planner.plan(*rest, "-var", f"rest_credential={committer}", "-var", f"rest_reader_credential={reader}")
+    creates = {c["address"]: c["change"] for c in plan["resource_changes"] if c["change"]["actions"] == ["create"]}
+    assert not any(".aws_dynamodb_table.catalog[" in a for a in creates), "no DynamoDB catalog with a REST catalog"
+    assert not any("glue_catalog_database" in a or "s3tables" in a for a in creates)
+    fns = {a.split('"')[1]: c for a, c in creates.items() if ".aws_lambda_function.function[" in a}
+    assert set(fns) == {"writer", "committer", "compactor"}
+    for role, change in fns.items():
+        variables = change["after"]["environment"][0]["variables"]
+        assert variables["FLOE_CATALOG"] == "rest", variables
+        assert variables["FLOE_REST_URI"] == "https://catalog.example.com/api/catalog"
+        assert variables["FLOE_REST_WAREHOUSE"] == "lake"
+        assert "FLOE_REST_TOKEN" not in variables and "FLOE_REST_SIGV4" not in variables
+        assert variables["FLOE_REST_CREDENTIAL"] == (committer if role == "committer" else reader), role
+        assert change["after_sensitive"]["environment"][0]["variables"], "the environment is marked sensitive"
+    outputs = json.dumps(plan["planned_values"].get("outputs", {})) + json.dumps(plan.get("output_changes", {}))
+    assert "s3cret" not in outputs, "a REST catalog secret shows in an output"
+
+    signed = planner.plan(*rest, "-var", "rest_sigv4=true", "-var", "rest_signing_name=s3tables")
+    for c in signed["resource_changes"]:
+        if ".aws_lambda_function.function[" in c["address"]:
+            variables = c["change"]["after"]["environment"][0]["variables"]
+            assert variables["FLOE_REST_SIGV4"] == "true" and variables["FLOE_REST_SIGNING_NAME"] == "s3tables"
+            assert variables["FLOE_REST_SIGNING_REGION"] == "us-east-1"
+            assert "FLOE_REST_CREDENTIAL" not in variables and "FLOE_REST_TOKEN" not in variables
+
+    wrong = [
+        (["-var", "catalog=rest"], "needs rest_uri"),
+        ([*rest, "-var", "rest_sigv4=true", "-var", "rest_token=t"], "leave rest_token and rest_credential unset"),
+        ([*rest, "-var", "rest_token=t", "-var", "rest_credential=a:b"], "not both"),
+        ([*rest, "-var", "rest_credential=no-colon"], "CLIENT_ID:CLIENT_SECRET"),
+        (["-var", "catalog=rest", "-var", "rest_uri=catalog.example.com"], "http:// or https:// URL"),
+        (["-var", "catalog=nessie"], "\"rest\""),
+    ]
+    for args, message in wrong:
+        run = planner.plan(*args, check=False)
+        text = " ".join((run.stdout + run.stderr).replace("│", " ").split())
+        assert run.returncode != 0 and message in text, f"{args}: {text[-1500:]}"
+
+
 def resources(plan):
     """Every resource of the plan's prior state (all values known after the apply), by address."""
     out = {}

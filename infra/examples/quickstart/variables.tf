@@ -23,7 +23,7 @@ variable "architecture" {
 }
 
 variable "catalog" {
-  description = "dynamodb (query with PyIceberg or Spark), glue (query with Athena, EMR, Trino) or s3tables (an S3 table bucket; query with Athena, EMR, Spark)."
+  description = "dynamodb (query with PyIceberg or Spark), glue (query with Athena, EMR, Trino), s3tables (an S3 table bucket; query with Athena, EMR, Spark) or rest (an Iceberg REST catalog you run, at rest_uri)."
   type        = string
   default     = "dynamodb"
 }
@@ -95,4 +95,63 @@ variable "aws_endpoint_url" {
   description = "LocalStack or moto endpoint (make deploy-local sets it from AWS_ENDPOINT_URL). Null on AWS."
   type        = string
   default     = null
+}
+
+# With catalog = "rest": the module's rest_* variables, passed through (see infra/README.md).
+variable "rest_uri" {
+  description = "With catalog = rest: the REST catalog's base URI, before /v1."
+  type        = string
+  default     = null
+}
+
+variable "rest_warehouse" {
+  description = "With catalog = rest: the warehouse asked of the catalog's /v1/config."
+  type        = string
+  default     = null
+}
+
+variable "rest_token" {
+  description = "With catalog = rest: a bearer token (lands in the state and the functions' environment)."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "rest_credential" {
+  description = "With catalog = rest: OAuth2 client credentials, CLIENT_ID:CLIENT_SECRET."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "rest_reader_token" {
+  description = "With catalog = rest: a read-only bearer token for the writer and the compactor."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "rest_reader_credential" {
+  description = "With catalog = rest: read-only OAuth2 client credentials for the writer and the compactor."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "rest_oauth2_server_uri" {
+  description = "With rest_credential: the OAuth2 token endpoint (default <rest_uri>/v1/oauth/tokens)."
+  type        = string
+  default     = null
+}
+
+variable "rest_sigv4" {
+  description = "With catalog = rest: sign calls with AWS SigV4 (Glue's or S3 Tables' REST endpoint)."
+  type        = bool
+  default     = false
+}
+
+variable "rest_signing_name" {
+  description = "With rest_sigv4: glue or s3tables."
+  type        = string
+  default     = "glue"
 }
