@@ -142,19 +142,30 @@ pub enum Error {
         /// The files that are not live.
         files: Vec<String>,
     },
-    /// The table is in an Iceberg format version Floe does not write (v1, or v3 with its row
-    /// lineage). Nothing
-    /// is written to it and nothing is quarantined: the inputs wait (their messages are
-    /// redelivered, then dead-lettered) until Floe supports the version.
+    /// The table is in an Iceberg format version Floe does not write (v1). Nothing is written to
+    /// it and nothing is quarantined: the inputs wait (their messages are redelivered, then
+    /// dead-lettered) until Floe supports the version.
     #[error(
-        "table {table} is Iceberg format v{version}; Floe commits to format v2 tables only and leaves \
-         this one unchanged (nothing written, nothing quarantined; the inputs are retried)"
+        "table {table} is Iceberg format v{version}; Floe commits to format v2 and v3 tables only and \
+         leaves this one unchanged (nothing written, nothing quarantined; the inputs are retried)"
     )]
     UnsupportedFormat {
         /// The table (its name, or its location where the name is not at hand).
         table: String,
         /// The table's format version.
         version: u8,
+    },
+    /// The table uses something Floe does not write yet (a v3 column default; a rewrite of a v3
+    /// table's rows). As with [`Error::UnsupportedFormat`], nothing is written or quarantined.
+    #[error(
+        "table {table} uses {feature}; it is left unchanged (nothing written, nothing quarantined; \
+         the inputs are retried)"
+    )]
+    UnsupportedTableFeature {
+        /// The table (its name, or its location where the name is not at hand).
+        table: String,
+        /// What Floe does not support, and why.
+        feature: String,
     },
     /// A commit could not be completed after retrying lost compare-and-swaps.
     #[error("commit to {table} failed after {attempts} attempt(s): {reason}")]

@@ -1,18 +1,25 @@
-//! Tables Floe does not write: a table another engine upgraded to format v3 is refused by every
-//! role before it writes anything, and nothing is quarantined; metadata other engines add to a
-//! v2 table (Puffin statistics) survives Floe's maintenance.
+//! Tables other engines changed: a table upgraded to format v3 takes appends with row lineage
+//! (its rows' ids never move, through manifest merges too), is not compacted (a rewrite planned
+//! before the upgrade is rejected), and one with a column default Floe cannot write is refused by
+//! every role with nothing quarantined; metadata other engines add (Puffin statistics) survives
+//! Floe's maintenance.
 
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 use floe::Error;
 use floe::pipeline::commit::{Committer, MessageResult};
-use floe::pipeline::compact::{CompactOptions, plan_table};
+use floe::pipeline::compact::{CompactOptions, compact, plan_table};
 use floe::pipeline::ingest::{IngestOptions, ingest};
 use floe::pipeline::write::write;
 use floe::ports::Pointer;
 use floe::table::sweep::sweep_orphans;
-use floe::table::{TableState, WriterTable, load_table, metadata_file_uri};
-use iceberg::spec::{FormatVersion, PartitionStatisticsFile, StatisticsFile, TableMetadataBuilder};
+use floe::table::{Manifests, PROP_MIN_COUNT_TO_MERGE, TableState, WriterTable, load_table, metadata_file_uri};
+use iceberg::spec::{
+    FormatVersion, Literal, Manifest, ManifestList, ManifestStatus, NestedField, NestedFieldRef,
+    PartitionStatisticsFile, PrimitiveType, Schema, StatisticsFile, TableMetadataBuilder, Type,
+};
 
 use crate::common::*;
 
@@ -39,44 +46,179 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }
 
+/// Each live data file's row ids (`first_row_id`, rows), as the table's manifests give them.
+async fn row_ids(h: &Harness, table: &floe::TableIdent) -> BTreeMap<String, (i64, u64)> {
+    let s = state(h, table).await;
+    let mut reads = 0;
+    let mut m = Manifests::load(h.ports.store.as_ref(), &s.metadata, &mut reads).await.unwrap();
+    m.read_contents(h.ports.store.as_ref(), &mut reads).await.unwrap();
+    m.live()
+        .map(|(_, e)| {
+            let first = e.data_file().first_row_id().unwrap_or_else(|| panic!("{} has no row ids", e.file_path()));
+            (e.file_path().to_string(), (first, e.record_count()))
+        })
+        .collect()
+}
+
+/// Row lineage holds: every snapshot since the upgrade took the range after its parent's, the
+/// table's `next-row-id` is past every id, and no two files share an id.
+async fn assert_lineage(h: &Harness, table: &floe::TableIdent, upgraded_at: i64) -> BTreeMap<String, (i64, u64)> {
+    let s = state(h, table).await;
+    let m = &s.metadata;
+    assert_eq!(m.format_version(), FormatVersion::V3);
+    let mut next = 0;
+    let mut chain: Vec<_> = m.snapshots().filter(|s| s.sequence_number() > upgraded_at).collect();
+    chain.sort_by_key(|s| s.sequence_number());
+    for snap in &chain {
+        let (first, added) =
+            snap.row_range().unwrap_or_else(|| panic!("snapshot {} has no row range", snap.snapshot_id()));
+        assert!(
+            first >= next,
+            "snapshot {} starts at {first}, inside the previous range (< {next})",
+            snap.snapshot_id()
+        );
+        next = first + added;
+    }
+    assert_eq!(m.next_row_id(), next, "next-row-id is the last snapshot's range end");
+    let ids = row_ids(h, table).await;
+    let mut ranges: Vec<(i64, u64)> = ids.values().copied().collect();
+    ranges.sort();
+    for w in ranges.windows(2) {
+        assert!(w[0].0 + w[0].1 as i64 <= w[1].0, "row id ranges overlap: {w:?}");
+    }
+    let end = ranges.last().map_or(0, |(f, n)| *f as u64 + n);
+    assert!(end <= m.next_row_id(), "ids up to {end} but next-row-id {}", m.next_row_id());
+    ids
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_v3_table_is_refused_by_every_role_and_left_unchanged() {
+async fn a_v3_table_takes_appends_and_its_row_ids_never_move() {
     let h = Harness::new();
     let cfg = events_table("ev.v3");
     let first = h.events("first", 2, 100, 41, 0.0).await;
     let opts = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
     ingest(&h.engine, &h.ports, &cfg, &h.warehouse, first.clone(), &opts).await.unwrap();
     // A writer batch written while the table was v2, waiting in the commit queue.
-    let later = h.events("later", 2, 100, 42, 0.0).await;
+    let later = h.events("later", 6, 100, 42, 0.0).await;
     let v2 = WriterTable::from_metadata(&cfg.table, &state(&h, &cfg.table).await.metadata).unwrap();
     write(&h.engine, &h.ports, &v2, later[..1].to_vec()).await.unwrap();
     let queued = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
     assert_eq!(queued.len(), 1);
 
-    let upgraded = commit_foreign(&h, &cfg.table, |b| b.upgrade_format_version(FormatVersion::V3).unwrap()).await;
-    let is_v3 = |e: &Error| matches!(e, Error::UnsupportedFormat { version: 3, .. });
+    // Another engine upgrades the table, and asks for manifests to be merged early.
+    commit_foreign(&h, &cfg.table, |b| {
+        let props = HashMap::from([(PROP_MIN_COUNT_TO_MERGE.to_string(), "3".to_string())]);
+        b.upgrade_format_version(FormatVersion::V3).unwrap().set_properties(props).unwrap()
+    })
+    .await;
+    let upgraded_at = state(&h, &cfg.table).await.metadata.last_sequence_number();
 
-    // The committer: the queued batch is left for redelivery, not poisoned, and nothing lands.
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    let out = committer.commit(&queued).await;
+    assert!(matches!(&out.results[..], [(_, MessageResult::Committed { .. })]), "{:?}", out.results);
+    let before = assert_lineage(&h, &cfg.table, upgraded_at).await;
+    let v2_files = contents(&h.ports, &cfg.table).await.files.len();
+    assert_eq!(before.len(), v2_files, "the files committed before the upgrade have ids too");
+
+    // More appends: the manifests are merged (entries of earlier snapshots become EXISTING).
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, later[1..].to_vec(), &opts).await.unwrap();
+    let after = assert_lineage(&h, &cfg.table, upgraded_at).await;
+    for (path, ids) in &before {
+        assert_eq!(after.get(path), Some(ids), "{path} kept its row ids through the merges");
+    }
+    // The merged manifests carry the ids they inherited as written values.
+    let s = state(&h, &cfg.table).await;
+    let list = h.ports.store.get(s.metadata.current_snapshot().unwrap().manifest_list()).await.unwrap();
+    let list = ManifestList::parse_with_version(&list, FormatVersion::V3).unwrap();
+    let mut existing = 0;
+    for mf in list.entries() {
+        assert!(mf.first_row_id.is_some(), "{} has no first_row_id", mf.manifest_path);
+        let manifest = Manifest::parse_avro(&h.ports.store.get(&mf.manifest_path).await.unwrap()).unwrap();
+        for e in manifest.entries().iter().filter(|e| e.status() == ManifestStatus::Existing) {
+            existing += 1;
+            let written = e.data_file().first_row_id();
+            assert_eq!(written, Some(after[e.file_path()].0), "{} written with its ids", e.file_path());
+        }
+    }
+    assert!(existing > 0, "a merge rewrote earlier entries (the test must exercise it)");
+    let all: Vec<_> = first.iter().chain(&later).cloned().collect();
+    assert_eq!(contents(&h.ports, &cfg.table).await.event_ids().len(), source_event_ids(&all).len());
+    assert!(h.ports.ledger.quarantined().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v3_table_is_not_compacted_and_a_rewrite_planned_before_the_upgrade_is_rejected() {
+    let h = Harness::new();
+    let cfg = events_table("ev.v3rewrite");
+    let objects = h.events("in", 4, 100, 44, 0.0).await;
+    let opts = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, objects.clone(), &opts).await.unwrap();
+    let full = CompactOptions { full: true, min_files: 2, ..Default::default() };
+    compact(&h.engine, &h.ports, &cfg.table, &full).await.unwrap();
+    let requests = h.ports.commit_queue.receive(100, Duration::from_secs(60)).await.unwrap();
+    assert!(!requests.is_empty(), "compaction planned rewrites");
+    let upgraded = commit_foreign(&h, &cfg.table, |b| b.upgrade_format_version(FormatVersion::V3).unwrap()).await;
+    let before = contents(&h.ports, &cfg.table).await;
+
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    let out = committer.commit(&requests).await;
+    for (_, r) in &out.results {
+        match r {
+            MessageResult::Stale { reason } => assert!(reason.contains("row lineage"), "{reason}"),
+            other => panic!("a rewrite of a v3 table must be rejected: {other:?}"),
+        }
+    }
+    assert_eq!(state(&h, &cfg.table).await.pointer, upgraded, "nothing committed");
+    let after = contents(&h.ports, &cfg.table).await;
+    assert_eq!(after.event_ids(), before.event_ids());
+    let err = plan_table(&h.ports, &cfg.table, &full).await.unwrap_err();
+    assert!(matches!(err, Error::UnsupportedTableFeature { .. }), "{err}");
+    assert!(err.to_string().contains("_row_id"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v3_column_default_is_refused_by_every_role_and_nothing_is_quarantined() {
+    let h = Harness::new();
+    let cfg = events_table("ev.v3default");
+    let first = h.events("first", 2, 100, 45, 0.0).await;
+    let opts = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, first.clone(), &opts).await.unwrap();
+    let later = h.events("later", 2, 100, 46, 0.0).await;
+    let v2 = WriterTable::from_metadata(&cfg.table, &state(&h, &cfg.table).await.metadata).unwrap();
+    write(&h.engine, &h.ports, &v2, later[..1].to_vec()).await.unwrap();
+    let queued = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
+
+    // Another engine upgrades the table and adds a column with a default value.
+    let current = state(&h, &cfg.table).await.metadata.current_schema().clone();
+    let mut fields: Vec<NestedFieldRef> = current.as_struct().fields().to_vec();
+    let id = current.highest_field_id() + 1;
+    fields.push(Arc::new(
+        NestedField::optional(id, "channel", Type::Primitive(PrimitiveType::String))
+            .with_initial_default(Literal::string("web"))
+            .with_write_default(Literal::string("web")),
+    ));
+    let schema = Schema::builder().with_fields(fields).build().unwrap();
+    let upgraded = commit_foreign(&h, &cfg.table, |b| {
+        b.upgrade_format_version(FormatVersion::V3).unwrap().add_current_schema(schema).unwrap()
+    })
+    .await;
+    let refused =
+        |e: &Error| matches!(e, Error::UnsupportedTableFeature { feature, .. } if feature.contains("`channel`"));
+
     let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
     let out = committer.commit(&queued).await;
     match &out.results[..] {
-        [(_, MessageResult::Retry { reason })] => assert!(reason.contains("format v3"), "{reason}"),
+        [(_, MessageResult::Retry { reason })] => assert!(reason.contains("default value"), "{reason}"),
         other => panic!("the batch must wait for redelivery: {other:?}"),
     }
-    // The embedded ingest and the writer view.
     let err = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, later[1..].to_vec(), &opts).await.unwrap_err();
-    assert!(is_v3(&err), "{err}");
+    assert!(refused(&err), "{err}");
     assert!(err.to_string().contains("nothing quarantined"), "{err}");
     let err = WriterTable::from_metadata(&cfg.table, &state(&h, &cfg.table).await.metadata).unwrap_err();
-    assert!(is_v3(&err), "{err}");
-    // The compactor and the orphan sweep.
-    let err = plan_table(&h.ports, &cfg.table, &CompactOptions { full: true, ..Default::default() }).await.unwrap_err();
-    assert!(is_v3(&err), "{err}");
-    let err = sweep_orphans(h.ports.store.as_ref(), &state(&h, &cfg.table).await, now_ms() + 1000, false).await;
-    assert!(is_v3(&err.unwrap_err()));
-
-    let after = state(&h, &cfg.table).await;
-    assert_eq!(after.pointer, upgraded, "the table is exactly as the other engine left it");
+    assert!(refused(&err), "{err}");
+    let sweep = sweep_orphans(h.ports.store.as_ref(), &state(&h, &cfg.table).await, now_ms() + 1000, false).await;
+    assert!(refused(&sweep.unwrap_err()));
+    assert_eq!(state(&h, &cfg.table).await.pointer, upgraded, "the table is exactly as the other engine left it");
     assert!(h.ports.ledger.quarantined().await.unwrap().is_empty(), "nothing quarantined");
     assert_eq!(contents(&h.ports, &cfg.table).await.event_ids().len(), source_event_ids(&first).len());
 }

@@ -175,7 +175,7 @@ impl Mapper {
             Avro::LocalTimestampMillis | Avro::LocalTimestampMicros => p(P::Timestamp),
             Avro::TimestampNanos | Avro::LocalTimestampNanos => Err(Error::schema(
                 display_path(path),
-                "nanosecond timestamps need Iceberg format v3, which Floe does not write yet",
+                "nanosecond timestamps are an Iceberg format v3 type, which Floe does not write yet",
             )),
             Avro::Duration => Err(Error::schema(display_path(path), "Avro `duration` has no Iceberg type")),
             Avro::BigDecimal => Err(Error::schema(display_path(path), "Avro `big-decimal` has no Iceberg type")),

@@ -25,6 +25,7 @@ use iceberg::spec::{
 
 use super::TableState;
 use super::layout::metadata_file_uri;
+use super::lineage;
 use super::maintain::{Cleanup, DROPPED_PROPERTY, DroppedRecord, write_dropped};
 use crate::ports::ObjectStore;
 use crate::{Error, Result};
@@ -63,7 +64,8 @@ impl Manifests {
             }
             *reads += 1;
             let manifest = Manifest::parse_avro(&store.get(&mf.manifest_path).await?)?;
-            let entries = manifest.entries().iter().map(|e| inherit(e, mf)).collect();
+            let mut entries: Vec<ManifestEntry> = manifest.entries().iter().map(|e| inherit(e, mf)).collect();
+            lineage::inherit_row_ids(&mut entries, mf);
             self.contents.insert(mf.manifest_path.clone(), Arc::new(entries));
         }
         Ok(())
@@ -76,6 +78,17 @@ impl Manifests {
             let entries = self.contents.get(&mf.manifest_path).map(|e| e.as_slice()).unwrap_or_default();
             entries.iter().filter(|e| e.is_alive()).map(move |e| (mf, e))
         })
+    }
+
+    /// Writes the row ids that the entries known of each manifest inherit into them, once the
+    /// list has given the manifest its range (format v3; nothing to do otherwise).
+    fn settle_row_ids(&mut self) {
+        for mf in &self.list {
+            let Some(entries) = self.contents.get_mut(&mf.manifest_path) else { continue };
+            if mf.first_row_id.is_some() && lineage::unresolved(entries) {
+                lineage::inherit_row_ids(Arc::make_mut(entries).as_mut_slice(), mf);
+            }
+        }
     }
 
     fn entries(&self, mf: &ManifestFile) -> Result<&Arc<Vec<ManifestEntry>>> {
@@ -169,6 +182,9 @@ pub async fn plan_snapshot(
     extra_summary: &[(&str, String)],
 ) -> Result<SnapshotPlan> {
     super::state::ensure_supported(state.metadata.location(), &state.metadata)?;
+    if !change.removed.is_empty() {
+        lineage::ensure_rewritable(state.metadata.location(), &state.metadata)?;
+    }
     let evolved;
     let meta = match &change.schema {
         Some(schema) => {
@@ -232,8 +248,9 @@ pub async fn plan_snapshot(
         }
     }
     let parent_id = meta.current_snapshot_id();
-    let (list_path, list) = writer.manifest_list(snapshot_id, parent_id, seq, &next.list).await?;
+    let (list_path, list, row_range) = writer.manifest_list(meta, snapshot_id, parent_id, seq, &next.list).await?;
     next.list = list;
+    next.settle_row_ids();
 
     let mut props = summary_properties(meta, &summary, extra_summary);
     let kept: HashSet<&str> = next.list.iter().map(|m| m.manifest_path.as_str()).collect();
@@ -256,15 +273,18 @@ pub async fn plan_snapshot(
         writer.writes += 1;
         Some((at, dropped))
     };
-    let snapshot = Snapshot::builder()
+    let builder = Snapshot::builder()
         .with_snapshot_id(snapshot_id)
         .with_parent_snapshot_id(parent_id)
         .with_sequence_number(seq)
         .with_timestamp_ms(chrono::Utc::now().timestamp_millis().max(meta.last_updated_ms() + 1))
         .with_manifest_list(list_path)
         .with_summary(Summary { operation: change.operation, additional_properties: props })
-        .with_schema_id(meta.current_schema().schema_id())
-        .build();
+        .with_schema_id(meta.current_schema().schema_id());
+    let snapshot = match row_range {
+        Some((first_row_id, added_rows)) => builder.with_row_range(first_row_id, added_rows).build(),
+        None => builder.build(),
+    };
     let built =
         TableMetadataBuilder::new_from_metadata(meta.as_ref().clone(), Some(state.pointer.metadata_location.clone()))
             .add_snapshot(snapshot)?
@@ -436,8 +456,8 @@ impl<'a> Written<'a> {
         let path = format!("{}/metadata/{}-m{}.avro", self.location, self.commit, self.writes);
         let out = OutputFile::new(self.mem.clone(), path.clone());
         let spec = spec(meta, spec_id)?.as_ref().clone();
-        let mut w =
-            ManifestWriterBuilder::new(out, Some(snapshot_id), meta.current_schema().clone(), spec).build_v2_data();
+        let builder = ManifestWriterBuilder::new(out, Some(snapshot_id), meta.current_schema().clone(), spec);
+        let mut w = if lineage::tracks_rows(meta) { builder.build_v3_data() } else { builder.build_v2_data() };
         for e in entries {
             let (seq, file_seq) = (e.sequence_number.unwrap_or(-1), e.file_sequence_number);
             match e.status {
@@ -454,23 +474,31 @@ impl<'a> Written<'a> {
         Ok(mf)
     }
 
-    /// Writes the list; returns its path and the entries as written (the writer assigns the
-    /// new manifests' sequence numbers).
+    /// Writes the list; returns its path, the entries as written (the writer assigns the new
+    /// manifests' sequence numbers and, in a v3 table, their row id ranges), and the snapshot's
+    /// row range (`first-row-id`, `added-rows`) in a v3 table.
     async fn manifest_list(
         &mut self,
+        meta: &TableMetadata,
         snapshot_id: i64,
         parent: Option<i64>,
         seq: i64,
         manifests: &[ManifestFile],
-    ) -> Result<(String, Vec<ManifestFile>)> {
+    ) -> Result<(String, Vec<ManifestFile>, Option<(u64, u64)>)> {
         let path = format!("{}/metadata/snap-{snapshot_id}-1-{}.avro", self.location, self.commit);
         let writer = OutputFile::new(self.mem.clone(), path.clone()).writer().await?;
-        let mut list = ManifestListWriter::v2(writer, snapshot_id, parent, seq);
+        let first_row_id = lineage::tracks_rows(meta).then(|| meta.next_row_id());
+        let mut list = match first_row_id {
+            Some(first) => ManifestListWriter::v3(writer, snapshot_id, parent, seq, Some(first)),
+            None => ManifestListWriter::v2(writer, snapshot_id, parent, seq),
+        };
         list.add_manifests(manifests.iter().cloned())?;
+        let row_range = first_row_id.map(|first| (first, list.next_row_id().unwrap_or(first) - first));
         list.close().await?;
         let bytes = self.upload(&path).await?;
-        let written = ManifestList::parse_with_version(&bytes, FormatVersion::V2)?;
-        Ok((path, written.consume_entries().into_iter().collect()))
+        let version = if row_range.is_some() { FormatVersion::V3 } else { FormatVersion::V2 };
+        let written = ManifestList::parse_with_version(&bytes, version)?;
+        Ok((path, written.consume_entries().into_iter().collect(), row_range))
     }
 
     async fn upload(&mut self, path: &str) -> Result<Bytes> {

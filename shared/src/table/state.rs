@@ -35,13 +35,14 @@ pub async fn load_table(
     Ok(Some(TableState { pointer: p, metadata: Arc::new(metadata) }))
 }
 
-/// Refuses a table whose format version Floe does not write. Floe writes format v2: a table
-/// another engine upgraded to v3 carries row lineage (`next-row-id`, `first-row-id` on snapshots
-/// and manifests) that a v2-style commit would leave wrong, and a v1 table's manifests have no
-/// sequence numbers. Every role (writer, compactor, committer) stops before writing anything.
+/// Refuses a table Floe cannot append to. Floe creates format v2 tables and appends to v2 and
+/// v3 ones (assigning v3 row ids: see `table::lineage`); a v1 table's manifests have no sequence
+/// numbers, and a v3 column default is not written yet. Every role (writer, compactor,
+/// committer) stops before writing anything.
 pub fn ensure_supported(table: &str, m: &TableMetadata) -> Result<()> {
     match m.format_version() {
         FormatVersion::V2 => Ok(()),
+        FormatVersion::V3 => super::lineage::ensure_appendable(table, m),
         v => Err(Error::UnsupportedFormat { table: table.to_string(), version: v as u8 }),
     }
 }

@@ -240,7 +240,7 @@ impl Committer {
                     out.results.extend(group.ids().map(|id| (id, MessageResult::Contended)));
                 }
                 Err(e) => {
-                    if matches!(e, Error::UnsupportedFormat { .. }) {
+                    if matches!(e, Error::UnsupportedFormat { .. } | Error::UnsupportedTableFeature { .. }) {
                         self.ports.metrics.count("unsupported_format", 1);
                     }
                     warn!(%table, error = %e, "commit failed; messages left for redelivery");

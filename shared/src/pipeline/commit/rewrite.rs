@@ -192,6 +192,10 @@ fn judge(state: &TableState, manifests: &Manifests, request: &RewriteRequest) ->
         let reason = Error::NotLive { files: missing.iter().map(|p| p.to_string()).collect() }.to_string();
         return Verdict::Stale { reason, orphans: orphans() };
     }
+    // A table upgraded to v3 since the plan: its rows' ids would not survive the rewrite.
+    if let Err(e) = crate::table::ensure_rewritable(meta.location(), meta) {
+        return Verdict::Stale { reason: e.to_string(), orphans: orphans() };
+    }
     // Another engine's row-level deletes, or its rewrite of the files this task read (its
     // references included), since the plan: the merge may bring deleted rows back or drop a key
     // whose kept copy is gone.

@@ -87,6 +87,7 @@ pub async fn plan_table(ports: &Ports, table: &TableIdent, opts: &CompactOptions
     let store = ports.store.as_ref();
     let state =
         load_table(ports.pointer.as_ref(), store, table).await?.ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
+    crate::table::ensure_rewritable(&table.to_string(), &state.metadata)?;
     let mut reads = 0;
     let mut manifests = Manifests::load(store, &state.metadata, &mut reads).await?;
     manifests.read_contents(store, &mut reads).await?;

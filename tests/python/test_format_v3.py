@@ -1,0 +1,140 @@
+"""Format v3 row lineage, checked by independent readers: a table `floe ingest` made, upgraded to
+v3 the way another engine would (a new metadata.json with format-version 3 and next-row-id,
+swapped into the SQL catalog), then appended to by `floe ingest`. PyIceberg reads every row
+back; fastavro reads the manifest lists and manifests, and the row ids each data file inherits
+are worked out here from the spec's rules, not by Floe's code.
+"""
+
+import json
+import shutil
+import sqlite3
+import uuid
+from pathlib import Path
+
+import fastavro
+
+from test_pyiceberg import catalog, floe, norm_key, read_avro
+
+TABLE = ["--table", "web.events", "--partition-by", "day(event_time),identity(tenant_id)",
+         "--sort-by", "tenant_id,event_time", "--dedup-key", "event_id"]
+
+
+def path(uri):
+    return uri.removeprefix("file://")
+
+
+def current_metadata(wh):
+    with sqlite3.connect(wh / "catalog.db") as db:
+        (loc,) = db.execute("SELECT metadata_location FROM iceberg_tables WHERE table_name = 'events'").fetchone()
+    return loc, json.loads(Path(path(loc)).read_text())
+
+
+def upgrade_to_v3(wh, properties):
+    """What another engine's upgrade writes: format-version 3, next-row-id 0, a metadata log
+    entry, and the catalog pointer moved with a compare-and-swap on the old location."""
+    old, meta = current_metadata(wh)
+    meta["format-version"] = 3
+    meta["next-row-id"] = 0
+    meta["properties"].update(properties)
+    meta["metadata-log"].append({"metadata-file": old, "timestamp-ms": meta["last-updated-ms"]})
+    meta["last-updated-ms"] += 1
+    new = str(Path(path(old)).parent / f"09999-{uuid.uuid4()}.metadata.json")
+    Path(new).write_text(json.dumps(meta))
+    with sqlite3.connect(wh / "catalog.db") as db:
+        cur = db.execute(
+            "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+            "WHERE table_name = 'events' AND metadata_location = ?", (f"file://{new}", old, old))
+        assert cur.rowcount == 1
+
+
+def avro_records(p):
+    with open(path(p), "rb") as f:
+        return list(fastavro.reader(f))
+
+
+def live_row_ids(meta):
+    """Each live data file's first row id and row count, by the spec's inheritance rules: a file
+    without first_row_id takes the next ids of its manifest's range, in entry order, deleted
+    entries taking none."""
+    snap = next(s for s in meta["snapshots"] if s["snapshot-id"] == meta["current-snapshot-id"])
+    out, manifests = {}, avro_records(snap["manifest-list"])
+    for mf in manifests:
+        if mf["content"] != 0:
+            continue
+        assert mf["first_row_id"] is not None, f"{mf['manifest_path']} has no first_row_id"
+        nxt = mf["first_row_id"]
+        for e in avro_records(mf["manifest_path"]):
+            f = e["data_file"]
+            if e["status"] == 2:
+                continue
+            first = f.get("first_row_id")
+            if first is None:
+                first, nxt = nxt, nxt + f["record_count"]
+            out[f["file_path"]] = (first, f["record_count"])
+    return out, manifests
+
+
+def check_lineage(meta, upgraded_seq):
+    assert meta["format-version"] == 3
+    chain = sorted((s for s in meta["snapshots"] if s["sequence-number"] > upgraded_seq),
+                   key=lambda s: s["sequence-number"])
+    assert chain, "snapshots since the upgrade"
+    nxt = 0
+    for s in chain:
+        assert s["first-row-id"] >= nxt, f"snapshot {s['snapshot-id']} reuses ids"
+        nxt = s["first-row-id"] + s["added-rows"]
+    assert meta["next-row-id"] == nxt
+    ids, manifests = live_row_ids(meta)
+    ranges = sorted(ids.values())
+    for (a, n), (b, _) in zip(ranges, ranges[1:]):
+        assert a + n <= b, f"row id ranges overlap: {a}+{n} > {b}"
+    assert ranges[-1][0] + ranges[-1][1] <= meta["next-row-id"]
+    return ids, manifests
+
+
+def test_appends_to_a_v3_table_assign_row_ids_that_never_move(tmp_path):
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    floe("gen", "--out", src, "--files", 8, "--events-per-file", 300, "--seed", 31)
+    parts = sorted(src.glob("part-*.avro"))
+    rounds = [parts[:2], parts[2:4], parts[4:6], parts[6:]]
+    dirs = []
+    for i, files in enumerate(rounds):
+        d = tmp_path / f"round{i}"
+        d.mkdir()
+        for f in files:
+            shutil.copy(f, d / f.name)
+        dirs.append(d)
+    floe("ingest", dirs[0], "--warehouse", wh, *TABLE)
+    upgrade_to_v3(wh, {"commit.manifest.min-count-to-merge": "3"})
+    _, meta = current_metadata(wh)
+    upgraded_seq = meta["last-sequence-number"]
+
+    floe("ingest", dirs[1], "--warehouse", wh, *TABLE)
+    before, _ = check_lineage(current_metadata(wh)[1], upgraded_seq)
+    for d in dirs[2:]:
+        # One commit per object: the committer merges manifests it wrote itself in this process
+        # (from its warm cache) as well as ones it read.
+        floe("ingest", d, "--warehouse", wh, *TABLE, "--batch-objects", 1, "--writers", 1)
+    after, manifests = check_lineage(current_metadata(wh)[1], upgraded_seq)
+    for f, ids in before.items():
+        assert after[f] == ids, f"{f} kept its row ids"
+    existing = [e for mf in manifests for e in avro_records(mf["manifest_path"]) if e["status"] == 0]
+    assert existing, "manifests were merged (the test must exercise a rewrite of earlier entries)"
+    assert all(e["data_file"]["first_row_id"] is not None for e in existing), "merged entries keep written ids"
+
+    table = catalog(wh).load_table("web.events")
+    assert table.format_version == 3
+    source = {str(r["event_id"]) for r in read_avro(parts)}
+    got = table.scan(selected_fields=("event_id",)).to_arrow().column("event_id").to_pylist()
+    assert len(got) == len(source) and {norm_key(k) for k in got} == source
+
+
+def test_a_v3_table_is_not_compacted_and_says_why(tmp_path):
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    floe("gen", "--out", src, "--files", 4, "--events-per-file", 200, "--seed", 32)
+    floe("ingest", src, "--warehouse", wh, *TABLE, "--batch-objects", 1)
+    upgrade_to_v3(wh, {})
+    loc, _ = current_metadata(wh)
+    p = floe("compact", "--warehouse", wh, "--table", "web.events", "--full", expect=1)
+    assert "row lineage" in p.stderr and "_row_id" in p.stderr, p.stderr
+    assert current_metadata(wh)[0] == loc, "the table is unchanged"
