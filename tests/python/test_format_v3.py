@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import fastavro
+import pytest
 
 from test_pyiceberg import catalog, floe, norm_key, read_avro
 
@@ -92,7 +93,10 @@ def check_lineage(meta, upgraded_seq):
     return ids, manifests
 
 
-def test_appends_to_a_v3_table_assign_row_ids_that_never_move(tmp_path):
+@pytest.mark.parametrize("merge_after", ["3", "1"])
+def test_appends_to_a_v3_table_assign_row_ids_that_never_move(tmp_path, merge_after):
+    """merge_after 1: every commit merges, the first after the upgrade included (the manifests
+    from before it, which have no ids yet, merged with new files into one new range)."""
     src, wh = tmp_path / "in", tmp_path / "wh"
     floe("gen", "--out", src, "--files", 8, "--events-per-file", 300, "--seed", 31)
     parts = sorted(src.glob("part-*.avro"))
@@ -105,7 +109,7 @@ def test_appends_to_a_v3_table_assign_row_ids_that_never_move(tmp_path):
             shutil.copy(f, d / f.name)
         dirs.append(d)
     floe("ingest", dirs[0], "--warehouse", wh, *TABLE)
-    upgrade_to_v3(wh, {"commit.manifest.min-count-to-merge": "3"})
+    upgrade_to_v3(wh, {"commit.manifest.min-count-to-merge": merge_after})
     _, meta = current_metadata(wh)
     upgraded_seq = meta["last-sequence-number"]
 

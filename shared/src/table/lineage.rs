@@ -12,8 +12,9 @@
 //!
 //! Floe does not rewrite the rows of a v3 table (compaction would have to carry each row's
 //! `_row_id` and `_last_updated_sequence_number` into the new files): [`ensure_rewritable`]
-//! refuses it. It does not write column defaults either: [`ensure_appendable`] refuses a table
-//! whose schema has an `initial-default` or `write-default`.
+//! refuses it. It does not write column defaults or encrypt either: [`ensure_appendable`]
+//! refuses a table whose schema has an `initial-default` or `write-default`, or that is
+//! encrypted.
 
 use iceberg::spec::{
     DataFile, DataFileBuilder, FormatVersion, ManifestContentType, ManifestEntry, ManifestFile, ManifestStatus,
@@ -27,10 +28,19 @@ pub(crate) fn tracks_rows(meta: &TableMetadata) -> bool {
     meta.format_version() >= FormatVersion::V3
 }
 
-/// Refuses an append to a table whose schema Floe cannot write exactly: a column default
-/// (v3) would have to be written where the input lacks the column, or is what readers fill in
-/// for files without it.
+/// Refuses an append to a v3 table Floe cannot write exactly: an encrypted one (Floe writes
+/// plaintext), or one with a column default (it would have to be written where the input lacks
+/// the column, or is what readers fill in for files without it).
 pub(crate) fn ensure_appendable(table: &str, meta: &TableMetadata) -> Result<()> {
+    let encrypted = meta.encryption_keys_iter().len() > 0
+        || meta.properties().contains_key("encryption.key-id")
+        || meta.snapshots().any(|s| s.encryption_key_id().is_some());
+    if encrypted {
+        return Err(Error::UnsupportedTableFeature {
+            table: table.to_string(),
+            feature: "table encryption (Floe writes plaintext manifests and data files)".into(),
+        });
+    }
     let schema = meta.current_schema();
     for id in 0..=schema.highest_field_id() {
         let Some(field) = schema.field_by_id(id) else { continue };
@@ -111,4 +121,41 @@ fn with_first_row_id(f: &DataFile, first_row_id: i64, spec_id: i32) -> DataFile 
         b.sort_order_id(id);
     }
     b.build().expect("every required field is copied")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use iceberg::spec::{NestedField, PartitionSpec, PrimitiveType, Schema, SortOrder, TableMetadataBuilder, Type};
+
+    use super::*;
+
+    fn v3(properties: HashMap<String, String>) -> TableMetadata {
+        let id = NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long));
+        let schema = Schema::builder().with_fields(vec![id.into()]).build().unwrap();
+        let spec = PartitionSpec::unpartition_spec();
+        let order = SortOrder::unsorted_order();
+        TableMetadataBuilder::new(schema, spec, order, "file:///t".into(), FormatVersion::V3, properties)
+            .unwrap()
+            .build()
+            .unwrap()
+            .metadata
+    }
+
+    #[test]
+    fn a_plain_v3_table_takes_appends_but_not_rewrites() {
+        let m = v3(HashMap::new());
+        assert!(tracks_rows(&m));
+        ensure_appendable("t", &m).unwrap();
+        let e = ensure_rewritable("t", &m).unwrap_err().to_string();
+        assert!(e.contains("_row_id") && e.contains("nothing written"), "{e}");
+    }
+
+    #[test]
+    fn an_encrypted_v3_table_is_refused() {
+        let m = v3(HashMap::from([("encryption.key-id".to_string(), "k1".to_string())]));
+        let e = ensure_appendable("t", &m).unwrap_err().to_string();
+        assert!(e.contains("encryption"), "{e}");
+    }
 }

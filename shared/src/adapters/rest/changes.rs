@@ -178,3 +178,51 @@ pub(crate) fn landed(base: &TableMetadata, next: &TableMetadata, now: &TableMeta
         }
     }
 }
+
+/// Whether the table moved since `base` was read: another commit landed (a new sequence number,
+/// on any branch), or its format or row ids changed.
+pub(crate) fn moved(base: &TableMetadata, now: &TableMetadata) -> bool {
+    now.uuid() != base.uuid()
+        || now.last_sequence_number() != base.last_sequence_number()
+        || now.current_snapshot_id() != base.current_snapshot_id()
+        || now.format_version() != base.format_version()
+        || now.next_row_id() != base.next_row_id()
+}
+
+#[cfg(test)]
+mod tests {
+    use iceberg::spec::{
+        FormatVersion, NestedField, PartitionSpec, PrimitiveType, Schema, SortOrder, TableMetadataBuilder, Type,
+    };
+
+    use super::*;
+
+    fn table() -> TableMetadata {
+        let schema = Schema::builder()
+            .with_fields(vec![NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)).into()])
+            .build()
+            .unwrap();
+        let spec = PartitionSpec::unpartition_spec();
+        TableMetadataBuilder::new(schema, spec, SortOrder::unsorted_order(), "file:///t".into(), FormatVersion::V2, {
+            Default::default()
+        })
+        .unwrap()
+        .build()
+        .unwrap()
+        .metadata
+    }
+
+    #[test]
+    fn a_table_moved_when_its_format_or_commits_changed() {
+        let base = table();
+        assert!(!moved(&base, &base));
+        let upgraded = TableMetadataBuilder::new_from_metadata(base.clone(), None)
+            .upgrade_format_version(FormatVersion::V3)
+            .unwrap()
+            .build()
+            .unwrap()
+            .metadata;
+        assert!(moved(&base, &upgraded), "an upgrade between plan and commit is a lost race");
+        assert!(moved(&base, &table()), "another table of the same name");
+    }
+}

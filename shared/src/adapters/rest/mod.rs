@@ -260,7 +260,14 @@ impl TablePointer for RestCatalog {
                 let metadata = v.get("metadata").and_then(|m| serde_json::from_value(m.clone()).ok());
                 Ok(Committed { pointer: pointer(location), metadata })
             }
-            Err(PortError::Invalid(why)) => Err(PortError::Invalid(why)),
+            // Catalogs answer 400 to a stale row range (v3: another writer advanced
+            // next-row-id, on any branch): if the table moved since the plan, that is a lost race.
+            Err(PortError::Invalid(why)) => match self.read(t).await {
+                Ok(Some((_, Some(now)))) if changes::moved(base, &now) => {
+                    Err(PortError::Conflict(format!("{why} (the table changed since the plan)")))
+                }
+                _ => Err(PortError::Invalid(why)),
+            },
             Err(e) => match self.holds(t, base, next).await {
                 Some(p) => {
                     tracing::info!(table = %t, error = %e, "commit answer lost; the table holds it");
