@@ -119,6 +119,19 @@ def test_appends_to_a_v3_table_assign_row_ids_that_never_move(tmp_path, merge_af
         # One commit per object: the committer merges manifests it wrote itself in this process
         # (from its warm cache) as well as ones it read.
         floe("ingest", d, "--warehouse", wh, *TABLE, "--batch-objects", 1, "--writers", 1)
+    # A producer adds a field: the schema change lands with the data in a v3 commit.
+    evolved = tmp_path / "evolved"
+    evolved.mkdir()
+    with open(parts[0], "rb") as f:
+        r = fastavro.reader(f)
+        schema = dict(r.writer_schema)
+        records = [dict(x, channel="web") for x in r]
+    schema["fields"] = [*schema["fields"], {"name": "channel", "type": ["null", "string"], "default": None}]
+    for x in records:
+        x["event_id"] = str(uuid.uuid4())
+    with open(evolved / "part-evolved.avro", "wb") as f:
+        fastavro.writer(f, fastavro.parse_schema(schema), records)
+    floe("ingest", evolved, "--warehouse", wh, *TABLE)
     after, manifests = check_lineage(current_metadata(wh)[1], upgraded_seq)
     for f, ids in before.items():
         assert after[f] == ids, f"{f} kept its row ids"
@@ -128,9 +141,11 @@ def test_appends_to_a_v3_table_assign_row_ids_that_never_move(tmp_path, merge_af
 
     table = catalog(wh).load_table("web.events")
     assert table.format_version == 3
-    source = {str(r["event_id"]) for r in read_avro(parts)}
-    got = table.scan(selected_fields=("event_id",)).to_arrow().column("event_id").to_pylist()
+    source = {str(r["event_id"]) for r in read_avro([*parts, evolved / "part-evolved.avro"])}
+    rows = table.scan(selected_fields=("event_id", "channel")).to_arrow()
+    got = rows.column("event_id").to_pylist()
     assert len(got) == len(source) and {norm_key(k) for k in got} == source
+    assert rows.column("channel").to_pylist().count("web") == len(records)
 
 
 def test_a_v3_table_is_not_compacted_and_says_why(tmp_path):
