@@ -84,10 +84,10 @@ async fn an_overlapping_batch_is_rejected_and_its_new_objects_requeued() {
 }
 
 /// A pointer whose first swap is beaten by another committer's commit.
-struct Racing {
-    inner: Arc<dyn TablePointer>,
-    fired: AtomicBool,
-    rival: tokio::sync::Mutex<Option<(Committer, Vec<Message>)>>,
+pub struct Racing {
+    pub inner: Arc<dyn TablePointer>,
+    pub fired: AtomicBool,
+    pub rival: tokio::sync::Mutex<Option<(Committer, Vec<Message>)>>,
 }
 
 #[async_trait]

@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use floe::Error;
@@ -144,6 +145,46 @@ async fn a_v3_table_takes_appends_and_its_row_ids_never_move() {
     let all: Vec<_> = first.iter().chain(&later).cloned().collect();
     assert_eq!(contents(&h.ports, &cfg.table).await.event_ids().len(), source_event_ids(&all).len());
     assert!(h.ports.ledger.quarantined().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_compare_and_swap_on_a_v3_table_replans_from_the_winners_next_row_id() {
+    let h = Harness::new();
+    let cfg = events_table("ev.v3race");
+    let first = h.events("first", 1, 100, 47, 0.0).await;
+    let opts = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, first.clone(), &opts).await.unwrap();
+    commit_foreign(&h, &cfg.table, |b| b.upgrade_format_version(FormatVersion::V3).unwrap()).await;
+    let upgraded_at = state(&h, &cfg.table).await.metadata.last_sequence_number();
+    let later = h.events("later", 2, 100, 48, 0.0).await;
+    let v3 = WriterTable::from_metadata(&cfg.table, &state(&h, &cfg.table).await.metadata).unwrap();
+    for o in &later {
+        write(&h.engine, &h.ports, &v3, vec![o.clone()]).await.unwrap();
+    }
+    let msgs = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
+    assert_eq!(msgs.len(), 2);
+    // The rival commits the second batch between the loser's plan (on the old next-row-id)
+    // and its swap; it has a lock of its own, so only the compare-and-swap keeps them apart.
+    let mut rival_ports = h.ports.clone();
+    rival_ports.lock = Arc::new(floe::adapters::local::SqliteLock::open(&h.dir.path().join("rival.db")).unwrap());
+    let racing = Arc::new(crate::commit::Racing {
+        inner: h.ports.pointer.clone(),
+        fired: AtomicBool::new(false),
+        rival: tokio::sync::Mutex::new(Some((Committer::new(h.engine.clone(), rival_ports), vec![msgs[1].clone()]))),
+    });
+    let mut ports = h.ports.clone();
+    ports.pointer = racing.clone();
+    let mut loser = Committer::new(h.engine.clone(), ports);
+    let out = loser.commit(&msgs[..1]).await;
+    assert!(matches!(&out.results[..], [(_, MessageResult::Committed { .. })]), "{:?}", out.results);
+    assert!(racing.fired.load(Ordering::SeqCst), "the race happened");
+    let s = state(&h, &cfg.table).await;
+    assert_eq!(s.metadata.snapshots().filter(|x| x.sequence_number() > upgraded_at).count(), 2);
+    assert_lineage(&h, &cfg.table, upgraded_at).await;
+    let all: Vec<_> = first.iter().chain(&later).cloned().collect();
+    let ids = contents(&h.ports, &cfg.table).await.event_ids();
+    assert_eq!(ids.len(), source_event_ids(&all).len());
+    assert!(counts(&ids).values().all(|c| *c == 1));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
