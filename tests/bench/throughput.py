@@ -94,7 +94,7 @@ def main() -> None:
     ap.add_argument("--floe", default=str(ROOT / "target" / "release" / "floe"))
     ap.add_argument("--input", help="folder of Avro files (default: generate the workload)")
     ap.add_argument("--files", type=int, default=200)
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--peer-files", type=int, default=40, help="files the peer ingests (it is slow)")
     ap.add_argument("--doc", help="write the results into this Markdown file's throughput block")
     ap.add_argument("--json-out", help="keep floe bench's JSON figures here (the cost model reads them)")
