@@ -185,8 +185,6 @@ pub fn fill_bytes_per_row(schema: &iceberg::spec::Schema) -> u64 {
     schema.as_struct().fields().iter().map(|f| width(&f.field_type)).sum()
 }
 
-impl DecodeLimits {}
-
 /// Decodes every record of a container file whose framing [`inspect`] accepted.
 ///
 /// Blocks are decompressed here, one at a time, and handed to arrow-avro as an uncompressed

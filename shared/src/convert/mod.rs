@@ -5,6 +5,7 @@
 pub mod avro;
 pub mod compat;
 pub mod conform;
+pub mod encoding;
 pub mod evolve;
 pub mod parquet;
 pub mod schema;

@@ -55,6 +55,11 @@ pub fn writer_properties(compression: &str, row_group_rows: usize) -> Result<Wri
         .build())
 }
 
+/// `props` with dictionary encoding off for the `plain` leaf columns (see [`super::encoding`]).
+pub fn with_plain_columns(props: WriterProperties, plain: Vec<parquet::schema::types::ColumnPath>) -> WriterProperties {
+    plain.into_iter().fold(props.into_builder(), |b, c| b.set_column_dictionary_enabled(c, false)).build()
+}
+
 /// Encodes `batches` (all of `arrow_schema`, which carries Iceberg field ids) into one Parquet
 /// file held in memory, and returns it with its Iceberg metrics. Batches are taken one at a
 /// time, so a caller may make each just before it is written.

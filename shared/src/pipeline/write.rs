@@ -15,6 +15,7 @@ use tracing::{info, instrument, warn};
 
 use super::cluster::{cluster, dedup, key_batch};
 use crate::config::EngineConfig;
+use crate::convert::encoding::{self, SAMPLE_ROWS};
 use crate::convert::evolve::{self, Evolution, SchemaChange};
 use crate::convert::{avro, conform, parquet, schema};
 use crate::fault::FaultPoint;
@@ -431,16 +432,24 @@ pub fn encode(
     let duplicates = keep.as_ref().map_or(0, |k| keys.num_rows() - k.len());
     let clustered = cluster(&batches, &keys, keep, table)?;
     drop(keys);
-    let props = parquet::writer_properties(&table.compression, cfg.row_group_rows)?;
-    let ptype = table.spec.partition_type(&table.schema)?;
     let rows_per_file = ((table.target_file_size as f64 / source_bytes_per_row) as usize).max(1024);
+    let files = file_ranges(&clustered.partitions, rows_per_file);
+    // Columns whose values hardly repeat skip the dictionary, judged on the largest file's rows.
+    let plain = match files.iter().max_by_key(|f| (f.rows.len(), std::cmp::Reverse(f.rows.start))) {
+        Some(f) => {
+            let sample = clustered.gather(&batches, f.rows.start..f.rows.end.min(f.rows.start + SAMPLE_ROWS))?;
+            encoding::plain_columns(&sample)
+        }
+        None => vec![],
+    };
+    let props = parquet::with_plain_columns(parquet::writer_properties(&table.compression, cfg.row_group_rows)?, plain);
+    let ptype = table.spec.partition_type(&table.schema)?;
     let sort_order_id = (!table.sort_order.is_unsorted()).then_some(table.sort_order.order_id as i32);
     // Rows are gathered about an eighth of the batch at a time: small files a slab of several
     // per gather (one gather per small file costs a call's setup per column), a large file in
     // pieces written as they are gathered; the batch is never held twice whole.
     let total = clustered.partitions.last().map_or(0, |(r, _)| r.end);
     let chunk = (total / 8).max(avro::BATCH_ROWS);
-    let files = file_ranges(&clustered.partitions, rows_per_file);
     let mut emit = |f: &FileRange, pieces: &mut dyn Iterator<Item = Result<RecordBatch>>| -> Result<()> {
         let (body, metrics) = parquet::write_parquet(pieces, &table.arrow_schema, &table.schema, props.clone())?;
         let ppath = partition_path(&table.spec, &table.schema, f.value);
