@@ -59,6 +59,32 @@ pub fn avro_to_iceberg_with_extras(avro: &Avro) -> Result<(Schema, HashMap<i32, 
     Ok((Schema::builder().with_fields(fields).build()?, m.extras))
 }
 
+/// An Avro writer schema's text mapped by [`avro_to_iceberg_with_extras`].
+pub type Mapped = Arc<(Schema, HashMap<i32, FieldExtras>)>;
+
+/// Schemas most recently mapped by [`map_avro_json`], by their text (a bound, not a target).
+const MAPPED_KEPT: usize = 64;
+
+/// Parses and maps an Avro writer schema given as JSON text, remembering the result for the
+/// same text: a producer's objects share one schema, and parsing and mapping it (~0.4 ms)
+/// would otherwise be paid for every object. Only successes are kept, at most
+/// [`MAPPED_KEPT`] texts (all forgotten when a new one would pass that).
+pub fn map_avro_json(json: &str) -> Result<Mapped> {
+    static KEPT: std::sync::LazyLock<std::sync::Mutex<HashMap<String, Mapped>>> =
+        std::sync::LazyLock::new(Default::default);
+    let kept = || KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(hit) = kept().get(json) {
+        return Ok(hit.clone());
+    }
+    let mapped = Arc::new(avro_to_iceberg_with_extras(&parse_avro_schema(json)?)?);
+    let mut all = kept();
+    if all.len() >= MAPPED_KEPT {
+        all.clear();
+    }
+    all.insert(json.to_string(), mapped.clone());
+    Ok(mapped)
+}
+
 /// Parses an Avro schema from its JSON text.
 pub fn parse_avro_schema(json: &str) -> Result<Avro> {
     Avro::parse_str(json).map_err(|e| Error::schema("<root>", format!("invalid Avro schema: {e}")))

@@ -80,13 +80,13 @@ pub fn read_object(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Res
 
 fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<ReadObject, Rejection> {
     let info = avro::inspect(bytes)?;
-    let avro_schema = schema::parse_avro_schema(&info.schema_json).map_err(schema_rejection)?;
-    let (file_schema, extras) = schema::avro_to_iceberg_with_extras(&avro_schema).map_err(schema_rejection)?;
-    let evolution = evolve::evolve(&table.schema, table.last_column_id, &file_schema, &extras, &table.constraints())
+    let mapped = schema::map_avro_json(&info.schema_json).map_err(schema_rejection)?;
+    let (file_schema, extras) = (&mapped.0, &mapped.1);
+    let evolution = evolve::evolve(&table.schema, table.last_column_id, file_schema, extras, &table.constraints())
         .map_err(schema_rejection)?;
-    check_fixed_sizes(&file_schema, cfg.max_value_bytes)?;
+    check_fixed_sizes(file_schema, cfg.max_value_bytes)?;
     let limits = avro::DecodeLimits {
-        fill_bytes_per_row: avro::fill_bytes_per_row(&file_schema),
+        fill_bytes_per_row: avro::fill_bytes_per_row(file_schema),
         max_decoded_bytes: cfg.max_decoded_bytes,
         max_block_bytes: cfg.max_block_bytes,
     };
