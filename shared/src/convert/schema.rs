@@ -65,10 +65,14 @@ pub type Mapped = Arc<(Schema, HashMap<i32, FieldExtras>)>;
 /// Schemas most recently mapped by [`map_avro_json`], by their text (a bound, not a target).
 const MAPPED_KEPT: usize = 64;
 
+/// The longest schema text [`map_avro_json`] remembers (longer ones are mapped every time).
+const MAPPED_TEXT_MAX: usize = 256 * 1024;
+
 /// Parses and maps an Avro writer schema given as JSON text, remembering the result for the
 /// same text: a producer's objects share one schema, and parsing and mapping it (~0.4 ms)
 /// would otherwise be paid for every object. Only successes are kept, at most
-/// [`MAPPED_KEPT`] texts (all forgotten when a new one would pass that).
+/// [`MAPPED_KEPT`] texts of up to [`MAPPED_TEXT_MAX`] bytes (all forgotten when a new one
+/// would pass that count).
 pub fn map_avro_json(json: &str) -> Result<Mapped> {
     static KEPT: std::sync::LazyLock<std::sync::Mutex<HashMap<String, Mapped>>> =
         std::sync::LazyLock::new(Default::default);
@@ -77,6 +81,9 @@ pub fn map_avro_json(json: &str) -> Result<Mapped> {
         return Ok(hit.clone());
     }
     let mapped = Arc::new(avro_to_iceberg_with_extras(&parse_avro_schema(json)?)?);
+    if json.len() > MAPPED_TEXT_MAX {
+        return Ok(mapped);
+    }
     let mut all = kept();
     if all.len() >= MAPPED_KEPT {
         all.clear();

@@ -438,7 +438,7 @@ pub fn encode(
     let plain = match files.iter().max_by_key(|f| (f.rows.len(), std::cmp::Reverse(f.rows.start))) {
         Some(f) => {
             let sample = clustered.gather(&batches, f.rows.start..f.rows.end.min(f.rows.start + SAMPLE_ROWS))?;
-            encoding::plain_columns(&sample)
+            encoding::plain_columns(&sample, f.rows.len())
         }
         None => vec![],
     };
