@@ -48,6 +48,7 @@ pub fn plain_columns(sample: &RecordBatch, file_rows: usize) -> Vec<ColumnPath> 
         .map(|(_, col)| col.path().clone())
         .collect()
 }
+
 /// The leaf arrays under `data`, depth first, in the order Parquet numbers its leaf columns.
 fn collect_leaves(data: &ArrayData, out: &mut Vec<ArrayData>) {
     match data.data_type() {
