@@ -325,6 +325,56 @@ mod tests {
         }
     }
 
+    /// vendor/parquet keeps zstd contexts across codecs on a thread (vendor/README.md): a reused
+    /// context must write exactly the bytes a fresh one writes, and read back what was written.
+    #[test]
+    fn writer_output_is_identical_with_warm_zstd_contexts() {
+        use arrow_array::{Int64Array, StringArray};
+        use iceberg::spec::NestedField;
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReader;
+        let schema = Schema::builder()
+            .with_fields(vec![
+                Arc::new(NestedField::required(1, "n", Type::Primitive(PrimitiveType::Long))),
+                Arc::new(NestedField::optional(2, "s", Type::Primitive(PrimitiveType::String))),
+            ])
+            .build()
+            .unwrap();
+        let arrow = arrow_schema(&schema).unwrap();
+        let batch = |seed: i64, rows: i64| {
+            let n = Int64Array::from_iter_values((0..rows).map(|i| i * seed % 1009));
+            let s = StringArray::from_iter((0..rows).map(|i| (i % 3 != 0).then(|| format!("v{}", i * seed % 4001))));
+            RecordBatch::try_new(arrow.clone(), vec![Arc::new(n), Arc::new(s)]).unwrap()
+        };
+        let write = |b: &RecordBatch, codec: &str| {
+            write_parquet([Ok(b)], &arrow, &schema, writer_properties(codec, 1024).unwrap()).unwrap().0
+        };
+        // The columns read back (each test file is one batch of the reader's).
+        let read = |body: &Bytes| -> Vec<arrow_array::ArrayRef> {
+            let r = ParquetRecordBatchReader::try_new(body.clone(), 100_000).unwrap();
+            r.flat_map(|b| b.unwrap().columns().to_vec()).collect()
+        };
+        let a = batch(7, 5000);
+        // A fresh thread has no pooled contexts: these bytes come from new ones.
+        let cold = std::thread::scope(|s| s.spawn(|| write(&a, "zstd")).join().unwrap());
+        let (warm, other, back) = std::thread::scope(|s| {
+            s.spawn(|| {
+                // Other data first, at the same level and another, so the thread's pool holds
+                // used contexts, one of them grown on larger pages.
+                let other = write(&batch(13, 20_000), "zstd");
+                write(&batch(3, 100), "zstd(9)");
+                let warm = write(&a, "zstd");
+                let (other_back, back) = (read(&other), read(&warm));
+                assert_eq!(other_back, batch(13, 20_000).columns());
+                (warm, other, back)
+            })
+            .join()
+            .unwrap()
+        });
+        assert_eq!(warm, cold, "a reused zstd context writes the bytes a fresh one writes");
+        assert_ne!(other, cold);
+        assert_eq!(back, a.columns(), "read back through reused decompression contexts");
+    }
+
     #[test]
     fn string_bounds_truncate_like_iceberg() {
         let long = "abcdefghijklmnopqrstuvwxyz";
