@@ -7,14 +7,20 @@
 //! binary nested inside them. On the event workload those two fallbacks were a fifth of the
 //! writer's CPU. This module recurses through structs, lists and maps itself and copies
 //! fixed-size values directly, handing every other leaf to `arrow_select::interleave`.
+//!
+//! Strings and binaries are copied here too, with the memory of rows a little ahead prefetched:
+//! in sorted order consecutive rows come from different decoded files, so each value's offsets
+//! and bytes are a cache miss, and the copy of strings was the largest single cost of the
+//! gather (15% of the embedded ingest).
 
 use std::sync::Arc;
 
+use arrow_array::types::{BinaryType, ByteArrayType, LargeBinaryType, LargeUtf8Type, Utf8Type};
 use arrow_array::{
-    Array, ArrayRef, FixedSizeBinaryArray, GenericListArray, MapArray, OffsetSizeTrait, RecordBatch,
+    Array, ArrayRef, FixedSizeBinaryArray, GenericByteArray, GenericListArray, MapArray, OffsetSizeTrait, RecordBatch,
     RecordBatchOptions, StructArray, make_array,
 };
-use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer};
+use arrow_buffer::{ArrowNativeType, BooleanBuffer, Buffer, NullBuffer, OffsetBuffer};
 use arrow_schema::DataType;
 
 use crate::Result;
@@ -45,6 +51,10 @@ pub fn interleave(values: &[&dyn Array], indices: &[(usize, usize)]) -> Result<A
         DataType::LargeList(_) => interleave_list::<i64>(values, indices)?,
         DataType::Map(_, _) => interleave_map(values, indices)?,
         DataType::FixedSizeBinary(_) => interleave_fixed(values, indices)?,
+        DataType::Utf8 => interleave_bytes::<Utf8Type>(values, indices)?,
+        DataType::LargeUtf8 => interleave_bytes::<LargeUtf8Type>(values, indices)?,
+        DataType::Binary => interleave_bytes::<BinaryType>(values, indices)?,
+        DataType::LargeBinary => interleave_bytes::<LargeBinaryType>(values, indices)?,
         _ => arrow_select::interleave::interleave(values, indices)?,
     })
 }
@@ -86,7 +96,10 @@ fn gather_offsets<O: OffsetSizeTrait>(
     let mut out = Vec::with_capacity(indices.len() + 1);
     out.push(O::usize_as(0));
     let mut children = vec![];
-    for &(a, r) in indices {
+    for (i, &(a, r)) in indices.iter().enumerate() {
+        if let Some(&(pa, pr)) = indices.get(i + AHEAD) {
+            prefetch(offsets[pa].as_ptr().wrapping_add(pr).cast());
+        }
         let (start, end) = (offsets[a][r].as_usize(), offsets[a][r + 1].as_usize());
         children.extend((start..end).map(|i| (a, i)));
         let total = O::from_usize(children.len())
@@ -127,7 +140,10 @@ fn interleave_fixed(values: &[&dyn Array], indices: &[(usize, usize)]) -> Result
     let arrays: Vec<&FixedSizeBinaryArray> = values.iter().map(|v| downcast(*v)).collect::<Result<_>>()?;
     let width = arrays[0].value_length() as usize;
     let mut bytes = Vec::with_capacity(indices.len() * width);
-    for &(a, r) in indices {
+    for (i, &(a, r)) in indices.iter().enumerate() {
+        if let Some(&(pa, pr)) = indices.get(i + AHEAD) {
+            prefetch(arrays[pa].value_data().as_ptr().wrapping_add((arrays[pa].offset() + pr) * width));
+        }
         let arr = arrays[a];
         // The slot's bytes, valid or not (a null slot's bytes are ignored by readers).
         let start = (arr.offset() + r) * width;
@@ -141,6 +157,62 @@ fn interleave_fixed(values: &[&dyn Array], indices: &[(usize, usize)]) -> Result
     Ok(make_array(data))
 }
 
+/// How many rows ahead the byte gather prefetches: far enough for a miss to resolve while the
+/// rows before it are copied, near enough that the lines are still cached when they are used.
+const AHEAD: usize = 16;
+
+/// Asks the CPU to bring the cache line at `p` in; a hint that never faults, on any address.
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing and cannot fault, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: as above: `prfm` is a hint that cannot fault and changes no register or flag.
+    unsafe {
+        std::arch::asm!("prfm pldl1keep, [{0}]", in(reg) p, options(nostack, readonly, preserves_flags))
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = p;
+}
+
+/// Strings or binaries: the gathered offsets first (each row's byte range remembered), then the
+/// bytes, each pass prefetching the row `AHEAD` rows on. Same output as arrow's interleave.
+fn interleave_bytes<T: ByteArrayType>(values: &[&dyn Array], indices: &[(usize, usize)]) -> Result<ArrayRef> {
+    let arrays: Vec<&GenericByteArray<T>> = values.iter().map(|v| downcast(*v)).collect::<Result<_>>()?;
+    let offsets: Vec<&[T::Offset]> = arrays.iter().map(|a| a.value_offsets()).collect();
+    let data: Vec<&[u8]> = arrays.iter().map(|a| a.value_data()).collect();
+    let mut ranges = Vec::with_capacity(indices.len());
+    let mut out = Vec::with_capacity(indices.len() + 1);
+    out.push(T::Offset::usize_as(0));
+    let mut total = 0usize;
+    for (i, &(a, r)) in indices.iter().enumerate() {
+        if let Some(&(pa, pr)) = indices.get(i + AHEAD) {
+            prefetch(offsets[pa].as_ptr().wrapping_add(pr).cast());
+        }
+        let (start, end) = (offsets[a][r].as_usize(), offsets[a][r + 1].as_usize());
+        ranges.push(start..end);
+        total += end - start;
+        out.push(
+            T::Offset::from_usize(total)
+                .ok_or_else(|| crate::Error::Config(format!("byte offsets overflow at {total} bytes")))?,
+        );
+    }
+    let mut bytes = Vec::with_capacity(total);
+    for (i, (&(a, _), range)) in indices.iter().zip(&ranges).enumerate() {
+        if let (Some(&(pa, _)), Some(next)) = (indices.get(i + AHEAD), ranges.get(i + AHEAD)) {
+            prefetch(data[pa].as_ptr().wrapping_add(next.start));
+        }
+        bytes.extend_from_slice(&data[a][range.clone()]);
+    }
+    let nulls = gathered_nulls(values, indices);
+    // Every value is a whole value of an array of this type, so a string stays valid UTF-8; the
+    // check is still made (`try_new`), at a small cost, rather than taken on trust.
+    Ok(Arc::new(GenericByteArray::<T>::try_new(OffsetBuffer::new(out.into()), bytes.into(), nulls)?))
+}
+
 fn downcast<T: Array + 'static>(a: &dyn Array) -> Result<&T> {
     a.as_any()
         .downcast_ref::<T>()
@@ -152,14 +224,14 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::builder::{FixedSizeBinaryBuilder, ListBuilder, MapBuilder, StringBuilder};
-    use arrow_array::{Array, ArrayRef, Int32Array, RecordBatch, StructArray};
+    use arrow_array::{Array, ArrayRef, BinaryArray, Int32Array, LargeStringArray, RecordBatch, StructArray};
     use arrow_buffer::NullBuffer;
     use arrow_schema::{Field, Fields, Schema};
 
     use super::gather_rows;
 
-    /// A batch with every nesting the gather handles itself: a uuid, a map, a list of
-    /// strings, a struct holding a map, with nulls at every level.
+    /// A batch with every nesting and leaf the gather handles itself: a uuid, a map, a list of
+    /// strings, a struct holding a map, binaries and large strings, with nulls at every level.
     fn batch(seed: i32, n: usize) -> RecordBatch {
         let mut uuid = FixedSizeBinaryBuilder::new(16);
         let mut map = MapBuilder::new(None, StringBuilder::new(), StringBuilder::new());
@@ -195,6 +267,10 @@ mod tests {
             Arc::new(list.finish()),
             Arc::new(inner_struct(inner_map.finish(), struct_valid)),
             Arc::new(Int32Array::from_iter((0..n as i32).map(|i| (i % 10 != 0).then_some(seed * 1000 + i)))),
+            Arc::new(BinaryArray::from_iter(
+                (0..n as i32).map(|i| (i % 4 != 1).then(|| vec![i as u8; (i % 9) as usize])),
+            )),
+            Arc::new(LargeStringArray::from_iter((0..n as i32).map(|i| (i % 5 != 3).then(|| format!("é{seed}-{i}"))))),
         ];
         let fields: Vec<Field> =
             cols.iter().enumerate().map(|(i, c)| Field::new(format!("c{i}"), c.data_type().clone(), true)).collect();
