@@ -1,7 +1,8 @@
 //! `ObjectStore` on the local file system, addressed by `file://` URIs (bare absolute paths are
 //! accepted too). Writes go to a temporary file and are renamed into place, so readers see the
-//! old or the new content; `put_if_absent` links the temporary file into place, which fails
-//! atomically if the name is taken.
+//! old or the new content; `put_if_absent` links a file into place, which fails atomically if the
+//! name is taken. On Linux that file is unnamed until it is linked (`O_TMPFILE`): a crash leaves
+//! nothing behind and nothing is unlinked afterwards; elsewhere it is a temporary file.
 
 use std::path::{Path, PathBuf};
 
@@ -95,6 +96,85 @@ fn write_temp(uri: &str, path: &Path, body: &[u8]) -> Result<PathBuf, PortError>
     Ok(tmp)
 }
 
+/// Makes `path` hold `body` only if the name is free (`Conflict` otherwise), all at once for
+/// readers: the bytes are written first, then linked to the name.
+fn create_new(uri: &str, path: &Path, body: &[u8]) -> Result<(), PortError> {
+    let link_err = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => PortError::Conflict(format!("{uri} exists")),
+        _ => io_err(uri, "create", e),
+    };
+    #[cfg(target_os = "linux")]
+    if let Some(done) = unnamed::create_new(path, body) {
+        return done.map_err(link_err);
+    }
+    create_new_named(uri, path, body, link_err)
+}
+
+/// `create_new` through a named temporary file, linked to the name, then unlinked.
+fn create_new_named(
+    uri: &str,
+    path: &Path,
+    body: &[u8],
+    link_err: impl FnOnce(std::io::Error) -> PortError,
+) -> Result<(), PortError> {
+    let tmp = write_temp(uri, path, body)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    linked.map_err(link_err)
+}
+
+/// Linux's unnamed files (`open(2)`, `O_TMPFILE`): written in the target's folder, then given
+/// their name by `linkat` through `/proc/self/fd`. Unlike a named temporary file, nothing is
+/// left behind by a crash and nothing has to be unlinked, which matters beyond the saved
+/// syscall: ext4 without a journal skips every inode freed in the last minute or so when it
+/// allocates a new one, so an ingest that unlinked one temporary file per data file paid a
+/// scan that grew with every file it wrote (12% of its CPU time on such a file system).
+#[cfg(target_os = "linux")]
+mod unnamed {
+    use std::io::Write;
+    use std::path::Path;
+
+    use rustix::fs::{AtFlags, CWD, Mode, OFlags};
+    use rustix::io::Errno;
+
+    /// `None` when unnamed files cannot be made here (no `/proc`, or a file system or kernel
+    /// without `O_TMPFILE`): the caller falls back to a named temporary file.
+    pub(super) fn create_new(path: &Path, body: &[u8]) -> Option<std::io::Result<()>> {
+        static PROC_FD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        if !*PROC_FD.get_or_init(|| Path::new("/proc/self/fd").is_dir()) {
+            return None;
+        }
+        let dir = path.parent()?;
+        let fd = match open_unnamed(dir) {
+            Err(Errno::NOENT) => {
+                if let Err(e) = std::fs::create_dir_all(dir) {
+                    return Some(Err(e));
+                }
+                open_unnamed(dir)
+            }
+            r => r,
+        };
+        let fd = match fd {
+            Ok(fd) => fd,
+            Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => return None,
+            Err(e) => return Some(Err(e.into())),
+        };
+        let mut file = std::fs::File::from(fd);
+        Some(file.write_all(body).and_then(|()| link(&file, path)))
+    }
+
+    fn open_unnamed(dir: &Path) -> rustix::io::Result<rustix::fd::OwnedFd> {
+        let flags = OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC;
+        rustix::fs::openat(CWD, dir, flags, Mode::from_bits_truncate(0o666))
+    }
+
+    fn link(file: &std::fs::File, path: &Path) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let by_fd = format!("/proc/self/fd/{}", file.as_raw_fd());
+        Ok(rustix::fs::linkat(CWD, by_fd.as_str(), CWD, path, AtFlags::SYMLINK_FOLLOW)?)
+    }
+}
+
 #[async_trait]
 impl ObjectStore for LocalFsObjectStore {
     async fn get(&self, uri: &str) -> Result<Bytes, PortError> {
@@ -139,20 +219,9 @@ impl ObjectStore for LocalFsObjectStore {
     async fn put_if_absent(&self, uri: &str, body: Bytes) -> Result<(), PortError> {
         let path = uri_to_path(uri)?;
         let uri = uri.to_string();
-        tokio::task::spawn_blocking(move || {
-            let tmp = write_temp(&uri, &path, &body)?;
-            let linked = std::fs::hard_link(&tmp, &path);
-            let _ = std::fs::remove_file(&tmp);
-            match linked {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    Err(PortError::Conflict(format!("{uri} exists")))
-                }
-                Err(e) => Err(io_err(&uri, "link into", e)),
-            }
-        })
-        .await
-        .map_err(|e| PortError::io("join", e))?
+        tokio::task::spawn_blocking(move || create_new(&uri, &path, &body))
+            .await
+            .map_err(|e| PortError::io("join", e))?
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, PortError> {
@@ -200,6 +269,44 @@ impl ObjectStore for LocalFsObjectStore {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(io_err(uri, "delete", e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+
+    /// Both ways of creating a file (unnamed on Linux, named elsewhere) make the folder, keep the
+    /// first writer's bytes, report the loser as a conflict and leave no temporary file behind.
+    #[test]
+    fn create_new_keeps_the_first_and_leaves_nothing_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let put = tmp.path().join("put.bin");
+        std::fs::write(&put, b"mode").unwrap();
+        let mode = |p: &Path| std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions());
+        for (way, dir) in [("unnamed", "a/b"), ("named", "c/d")] {
+            let path = tmp.path().join(dir).join("x.parquet");
+            let uri = path_to_uri(&path);
+            let create = |body: &'static [u8]| match way {
+                "unnamed" => create_new(&uri, &path, body),
+                _ => create_new_named(&uri, &path, body, |e| match e.kind() {
+                    std::io::ErrorKind::AlreadyExists => PortError::Conflict(uri.clone()),
+                    _ => io_err(&uri, "create", e),
+                }),
+            };
+            create(b"first").unwrap_or_else(|e| panic!("{way}: {e}"));
+            assert!(matches!(create(b"second"), Err(PortError::Conflict(_))), "{way}: a taken name is a conflict");
+            assert_eq!(std::fs::read(&path).unwrap(), b"first", "{way}: the loser did not overwrite");
+            assert_eq!(entries(path.parent().unwrap()), ["x.parquet"], "{way}: nothing but the file");
+            assert_eq!(mode(&path), mode(&put), "{way}: the same permissions as a put");
         }
     }
 }
