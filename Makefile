@@ -54,7 +54,7 @@ test-rust: build-tests venv
 	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace -- every_fault_point --nocapture
 
 test-python: build-tests venv checkov-venv
-	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q tests/python
+	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q --durations=15 tests/python
 
 # Everything docs/PERFORMANCE.md reports, rewritten in place: throughput against the raw
 # decode+sort+encode baseline and the Python peer (BENCH_ARGS="--input DIR" for your own files),
