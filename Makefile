@@ -53,8 +53,12 @@ test-rust: build-tests venv
 	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace -- --skip every_fault_point
 	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace -- every_fault_point --nocapture
 
+# The Terraform deployments (test_infra.py) wait on the AWS provider most of the time, so they run
+# side by side on 4 pytest-xdist workers (tests/python/conftest.py keeps each deployment's tests
+# together); the other tests run one at a time.
 test-python: build-tests venv checkov-venv
-	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q --durations=15 tests/python
+	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q --durations=10 tests/python --ignore=tests/python/test_infra.py
+	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q -n 4 --dist loadgroup --durations=10 tests/python/test_infra.py
 
 # Everything docs/PERFORMANCE.md reports, rewritten in place: throughput against the raw
 # decode+sort+encode baseline and the Python peer (BENCH_ARGS="--input DIR" for your own files),
