@@ -16,6 +16,7 @@
 use std::collections::{HashMap, HashSet};
 
 use bytes::Bytes;
+use futures::StreamExt;
 use iceberg::spec::TableMetadata;
 use serde::{Deserialize, Serialize};
 
@@ -177,30 +178,69 @@ impl Cleanup {
         out
     }
 
-    /// Deletes the files; returns how many were deleted. Records in `known` (those this process
-    /// wrote) are not read again. A file already gone is fine; a record that cannot be read is
-    /// left (its files become orphans for the sweep).
+    /// Deletes the files, [`DELETE_PARALLEL`] at a time; returns how many deletes succeeded.
+    /// Records in `known` (those this process wrote) are not read again. A file already gone is
+    /// fine. A record is deleted only after every file it names is: a record that cannot be read,
+    /// or whose files are not all deleted, is left with what remains of them for the orphan
+    /// sweep, and the first such error is returned once everything else is done.
     pub async fn run(&self, store: &dyn ObjectStore, known: &HashMap<String, DroppedRecord>) -> Result<usize> {
-        let mut deleted = 0;
-        for record in &self.dropped_records {
-            let r: DroppedRecord = match known.get(record) {
-                Some(r) => r.clone(),
-                None => match store.get(record).await {
-                    Ok(bytes) => serde_json::from_slice(&bytes)?,
-                    Err(PortError::NotFound(_)) => continue,
-                    Err(e) => return Err(e.into()),
-                },
-            };
-            for f in r.data_files.iter().chain(&r.manifests) {
-                deleted += delete(store, f).await?;
+        let reads: Vec<_> =
+            self.dropped_records.iter().map(|at| read_record(store, at.clone(), known.get(at).cloned())).collect();
+        let read: Vec<Result<Option<(String, DroppedRecord)>>> =
+            futures::stream::iter(reads).buffer_unordered(DELETE_PARALLEL).collect().await;
+        let mut failed = None;
+        let mut records = vec![];
+        for r in read {
+            match r {
+                Ok(record) => records.extend(record),
+                Err(e) => failed = failed.or(Some(e)),
             }
-            deleted += delete(store, record).await?;
         }
-        for list in &self.manifest_lists {
-            deleted += delete(store, list).await?;
+        let files = records.iter().flat_map(|(_, r)| r.data_files.iter().chain(&r.manifests));
+        let files: Vec<String> = files.chain(&self.manifest_lists).cloned().collect();
+        let deleted = match delete_all(store, files).await {
+            Ok(n) => n + delete_all(store, records.into_iter().map(|(at, _)| at).collect()).await?,
+            Err(e) => return Err(failed.unwrap_or(e)),
+        };
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(deleted),
         }
-        Ok(deleted)
     }
+}
+
+/// A dropped record: `known` if this process wrote it, else read; `None` if it is gone.
+async fn read_record(
+    store: &dyn ObjectStore,
+    at: String,
+    known: Option<DroppedRecord>,
+) -> Result<Option<(String, DroppedRecord)>> {
+    if let Some(r) = known {
+        return Ok(Some((at, r)));
+    }
+    match store.get(&at).await {
+        Ok(bytes) => {
+            let r = serde_json::from_slice(&bytes)?;
+            Ok(Some((at, r)))
+        }
+        Err(PortError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Deletes in flight at once: one cleanup's deletes are independent requests.
+pub const DELETE_PARALLEL: usize = 64;
+
+/// Deletes `uris`, [`DELETE_PARALLEL`] at a time; returns how many deletes succeeded. Every
+/// delete is tried; the first error is returned after all have finished.
+pub async fn delete_all(store: &dyn ObjectStore, uris: Vec<String>) -> Result<usize> {
+    let deletes: Vec<_> = uris.into_iter().map(|u| async move { delete(store, &u).await }).collect();
+    let results: Vec<Result<usize>> = futures::stream::iter(deletes).buffer_unordered(DELETE_PARALLEL).collect().await;
+    let mut deleted = 0;
+    for r in results {
+        deleted += r?;
+    }
+    Ok(deleted)
 }
 
 async fn delete(store: &dyn ObjectStore, uri: &str) -> Result<usize> {
@@ -216,4 +256,64 @@ pub async fn write_dropped(store: &dyn ObjectStore, table_location: &str, record
     let at = DroppedRecord::location(table_location, record.snapshot_id);
     store.put(&at, Bytes::from(serde_json::to_vec(record)?)).await?;
     Ok(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::local::{LocalFsObjectStore, path_to_uri};
+
+    /// A table folder with a dropped record naming `n` data files and two manifests, and three
+    /// manifest lists of expired snapshots.
+    async fn expired(store: &LocalFsObjectStore, root: &std::path::Path, n: usize) -> (Cleanup, DroppedRecord) {
+        let location = path_to_uri(root);
+        let mut record = DroppedRecord { snapshot_id: 7, ..Default::default() };
+        for i in 0..n {
+            record.data_files.push(format!("{location}/data/f{i}.parquet"));
+        }
+        record.manifests = vec![format!("{location}/metadata/m0.avro"), format!("{location}/metadata/m1.avro")];
+        let mut cleanup = Cleanup::default();
+        for i in 0..3 {
+            cleanup.manifest_lists.push(format!("{location}/metadata/snap-{i}.avro"));
+        }
+        for uri in record.data_files.iter().chain(&record.manifests).chain(&cleanup.manifest_lists) {
+            store.put(uri, Bytes::from_static(b"x")).await.unwrap();
+        }
+        cleanup.dropped_records.push(write_dropped(store, &location, &record).await.unwrap());
+        (cleanup, record)
+    }
+
+    #[tokio::test]
+    async fn cleanup_deletes_every_file_and_the_record_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsObjectStore::new();
+        let (cleanup, _) = expired(&store, dir.path(), 200).await;
+        assert_eq!(cleanup.run(&store, &HashMap::new()).await.unwrap(), 200 + 2 + 3 + 1);
+        assert!(store.list(&path_to_uri(dir.path())).await.unwrap().is_empty(), "nothing left");
+        // Again, as after a crash between the deletes and the commit's end: the record is gone, so
+        // its files are not looked for; only the lists' deletes are repeated (a no-op).
+        assert_eq!(cleanup.run(&store, &HashMap::new()).await.unwrap(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_failed_delete_keeps_the_record_for_the_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsObjectStore::new();
+        let (cleanup, record) = expired(&store, dir.path(), 100).await;
+        // A data file that cannot be deleted: a folder, not empty, under its name.
+        let stuck = crate::adapters::local::uri_to_path(&record.data_files[40]).unwrap();
+        std::fs::remove_file(&stuck).unwrap();
+        std::fs::create_dir(&stuck).unwrap();
+        std::fs::write(stuck.join("inside"), b"y").unwrap();
+        assert!(cleanup.run(&store, &HashMap::new()).await.is_err());
+        assert!(store.head(&cleanup.dropped_records[0]).await.is_ok(), "the record outlives a file it names");
+        for (i, f) in record.data_files.iter().enumerate().filter(|(i, _)| *i != 40) {
+            assert!(store.head(f).await.is_err(), "file {i} deleted though another failed");
+        }
+        // The record is read again (it is not in `known`) once the file can go.
+        std::fs::remove_dir_all(&stuck).unwrap();
+        cleanup.run(&store, &HashMap::new()).await.unwrap();
+        assert!(store.head(&record.data_files[40]).await.is_err());
+        assert!(store.head(&cleanup.dropped_records[0]).await.is_err());
+    }
 }

@@ -77,11 +77,11 @@ pub async fn sweep_orphans(
                 report.young += 1;
                 continue;
             }
-            if !dry_run {
-                store.delete(&o.uri).await?;
-            }
             report.orphans.push(o.uri);
         }
+    }
+    if !dry_run {
+        super::maintain::delete_all(store, report.orphans.clone()).await?;
     }
     Ok(report)
 }
