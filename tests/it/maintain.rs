@@ -73,6 +73,17 @@ async fn reachable(ports: &Ports, cfg: &TableConfig) -> (HashSet<String>, HashSe
     (data, meta)
 }
 
+/// The metadata file lists snapshots oldest first (as Iceberg Java does; some readers take the
+/// last entry for the newest), the current one last.
+fn assert_commit_order(json: &[u8], round: u64) {
+    let v: serde_json::Value = serde_json::from_slice(json).unwrap();
+    let seqs: Vec<i64> =
+        v["snapshots"].as_array().unwrap().iter().map(|s| s["sequence-number"].as_i64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "round {round}: snapshots out of order: {seqs:?}");
+    let last = v["snapshots"].as_array().unwrap().last().unwrap()["snapshot-id"].as_i64();
+    assert_eq!(last, v["current-snapshot-id"].as_i64(), "round {round}: the current snapshot is listed last");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn maintenance_keeps_metadata_bounded_and_deletes_what_no_snapshot_reaches() {
     let h = Harness::new();
@@ -97,7 +108,9 @@ async fn maintenance_keeps_metadata_bounded_and_deletes_what_no_snapshot_reaches
         let metadata_files =
             files_on_disk(&h, &cfg, "metadata").iter().filter(|f| f.ends_with(".metadata.json")).count();
         assert!(metadata_files <= 7, "round {round}: {metadata_files} metadata.json files");
-        sizes.push(h.ports.store.get(&state.pointer.metadata_location).await.unwrap().len());
+        let json = h.ports.store.get(&state.pointer.metadata_location).await.unwrap();
+        sizes.push(json.len());
+        assert_commit_order(&json, round);
         let ids = contents(&h.ports, &cfg.table).await.event_ids();
         assert_eq!(counts(&ids).len(), counts(&all).len(), "round {round}: every key");
     }

@@ -7,7 +7,6 @@
 //! instead and this attempt's metadata file is deleted: safe for the same reason commits are,
 //! the catalog's conditional write.
 
-use bytes::Bytes;
 use tracing::info;
 
 use crate::config::{EngineConfig, TableConfig, join_terms};
@@ -129,7 +128,7 @@ pub async fn register_table(ports: &Ports, table: &TableIdent, metadata: &TableM
         _ => metadata,
     };
     let meta_uri = metadata_file_uri(metadata.location(), 0);
-    ports.store.put_if_absent(&meta_uri, Bytes::from(serde_json::to_vec(metadata)?)).await?;
+    ports.store.put_if_absent(&meta_uri, crate::table::metadata_json(metadata)?).await?;
     let created = match ports.pointer.create(table, &meta_uri).await {
         Ok(_) => true,
         Err(PortError::Conflict(_)) => false,

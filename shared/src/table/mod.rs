@@ -23,7 +23,7 @@ pub use snapshot::{
     Change, Manifests, PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, SnapshotPlan,
     plan_snapshot,
 };
-pub use state::{TableState, WriterTable, ensure_supported, load_table};
+pub use state::{TableState, WriterTable, ensure_supported, load_table, metadata_json};
 pub use status::{Freshness, SIZE_BUCKETS, TableStatus, freshness, table_status};
 
 /// Table property holding the dedup key columns (comma-separated).

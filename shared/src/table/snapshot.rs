@@ -292,7 +292,7 @@ pub async fn plan_snapshot(
             .remove_snapshots(&change.expire)
             .build()?;
     let metadata_location = metadata_file_uri(&location, next_metadata_version(&state.pointer.metadata_location));
-    let metadata_json = Bytes::from(serde_json::to_vec(&built.metadata)?);
+    let metadata_json = super::metadata_json(&built.metadata)?;
     Ok(SnapshotPlan {
         snapshot_id,
         metadata: Arc::new(built.metadata),

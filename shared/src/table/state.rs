@@ -35,6 +35,20 @@ pub async fn load_table(
     Ok(Some(TableState { pointer: p, metadata: Arc::new(metadata) }))
 }
 
+/// A metadata file's bytes: the spec's JSON, its snapshots in commit order (by sequence number,
+/// then time), as Iceberg Java writes them. iceberg-rust keeps snapshots in a hash map and would
+/// write them in that map's order, which readers that take the list's last entry for the newest
+/// get wrong.
+pub fn metadata_json(meta: &TableMetadata) -> Result<bytes::Bytes> {
+    use serde_json::Value;
+    let mut v = serde_json::to_value(meta)?;
+    if let Some(Value::Array(snapshots)) = v.get_mut("snapshots") {
+        let field = |s: &Value, k: &str| s.get(k).and_then(Value::as_i64).unwrap_or(0);
+        snapshots.sort_by_key(|s| (field(s, "sequence-number"), field(s, "timestamp-ms"), field(s, "snapshot-id")));
+    }
+    Ok(bytes::Bytes::from(serde_json::to_vec(&v)?))
+}
+
 /// Refuses a table Floe cannot append to. Floe creates format v2 tables and appends to v2 and
 /// v3 ones (assigning v3 row ids: see `table::lineage`); a v1 table's manifests have no sequence
 /// numbers, and a v3 column default is not written yet. Every role (writer, compactor,
