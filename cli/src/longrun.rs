@@ -90,6 +90,11 @@ impl ObjectStore for Counting {
         self.read(b.len());
         Ok(b)
     }
+    async fn get_range(&self, uri: &str, range: std::ops::Range<u64>) -> Result<Bytes, PortError> {
+        let b = self.inner.get_range(uri, range).await?;
+        self.read(b.len());
+        Ok(b)
+    }
     async fn get_version(&self, meta: &ObjectMeta) -> Result<Option<Bytes>, PortError> {
         let b = self.inner.get_version(meta).await?;
         self.read(b.as_ref().map_or(0, Bytes::len));

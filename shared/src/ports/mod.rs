@@ -10,7 +10,7 @@
 mod ledger;
 mod lock;
 mod metrics;
-mod object_store;
+pub(crate) mod object_store;
 mod queue;
 mod retry;
 mod table_pointer;

@@ -1,4 +1,5 @@
-//! The object store port: whole-object get/put addressed by absolute URI (`file:///…`, `s3://…`).
+//! The object store port: whole-object get/put, and ranged reads, addressed by absolute URI
+//! (`file:///…`, `s3://…`).
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -35,6 +36,13 @@ impl ObjectMeta {
 pub trait ObjectStore: Send + Sync {
     /// Reads a whole object. `NotFound` if it does not exist.
     async fn get(&self, uri: &str) -> Result<Bytes, PortError>;
+    /// Reads the bytes `range` of an object (a Parquet footer, a column chunk). `NotFound` if it
+    /// does not exist; `Invalid` if the range reaches past its end. The default reads the whole
+    /// object; adapters that can read part of one override it.
+    async fn get_range(&self, uri: &str, range: std::ops::Range<u64>) -> Result<Bytes, PortError> {
+        let all = self.get(uri).await?;
+        slice(uri, all, range)
+    }
     /// Reads exactly the version `meta` names: by its version id where it has one, otherwise only
     /// if the current content still has `meta.version` (an S3 `If-Match` on the ETag). `None`
     /// when that version is gone (overwritten or deleted): its bytes can no longer be read, and a
@@ -50,4 +58,18 @@ pub trait ObjectStore: Send + Sync {
     async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, PortError>;
     /// Deletes an object; deleting a missing object succeeds.
     async fn delete(&self, uri: &str) -> Result<(), PortError>;
+}
+
+/// `range` of an object's bytes `all`, or `Invalid` if it reaches past their end.
+pub(crate) fn slice(uri: &str, all: Bytes, range: std::ops::Range<u64>) -> Result<Bytes, PortError> {
+    check_range(uri, &range, all.len() as u64)?;
+    Ok(all.slice(range.start as usize..range.end as usize))
+}
+
+/// `Invalid` unless `range` is a range of an object of `len` bytes.
+pub(crate) fn check_range(uri: &str, range: &std::ops::Range<u64>, len: u64) -> Result<(), PortError> {
+    if range.start > range.end || range.end > len {
+        return Err(PortError::Invalid(format!("{uri}: bytes {range:?} of an object of {len}")));
+    }
+    Ok(())
 }

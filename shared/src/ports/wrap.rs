@@ -55,6 +55,9 @@ impl<A: Around> ObjectStore for Wrapped<A, dyn ObjectStore> {
     async fn get(&self, uri: &str) -> Result<Bytes, PortError> {
         self.around.call("get", || self.inner.get(uri)).await
     }
+    async fn get_range(&self, uri: &str, range: std::ops::Range<u64>) -> Result<Bytes, PortError> {
+        self.around.call("get_range", || self.inner.get_range(uri, range.clone())).await
+    }
     async fn get_version(&self, meta: &ObjectMeta) -> Result<Option<Bytes>, PortError> {
         self.around.call("get_version", || self.inner.get_version(meta)).await
     }

@@ -9,7 +9,7 @@ use crate::PortError;
 use crate::ports::{Ledger, Lock, ObjectStore, QuarantineRecord, Queue, SourceState, TablePointer};
 use crate::{Rejection, TableIdent};
 
-/// `ObjectStore`: get/put/head/list/delete and `put_if_absent`'s conflict, under `base`.
+/// `ObjectStore`: get/put/head/list/delete, ranged reads and `put_if_absent`'s conflict, under `base`.
 pub async fn object_store(s: &dyn ObjectStore, base: &str) {
     let a = format!("{base}/dir/a.bin");
     let b = format!("{base}/dir/sub/b.bin");
@@ -23,6 +23,23 @@ pub async fn object_store(s: &dyn ObjectStore, base: &str) {
     s.put(&a, Bytes::from_static(b"three")).await.expect("overwrite");
     assert_eq!(s.get(&a).await.expect("get"), Bytes::from_static(b"three"));
     assert_ne!(s.head(&a).await.expect("head").version, m1.version, "an overwrite changes the version");
+    assert_eq!(s.get_range(&a, 1..4).await.expect("get_range"), Bytes::from_static(b"hre"));
+    assert_eq!(s.get_range(&a, 0..5).await.expect("get_range of all"), Bytes::from_static(b"three"));
+    assert!(s.get_range(&a, 3..3).await.expect("empty range").is_empty());
+    for past in [5..6, 9..12, 6..6] {
+        assert!(
+            matches!(s.get_range(&a, past.clone()).await, Err(PortError::Invalid(_))),
+            "a range from or past the end ({past:?}) is Invalid"
+        );
+    }
+    assert!(
+        matches!(s.get_range(&a, 2..6).await, Err(PortError::Invalid(_))),
+        "a range past the end is Invalid, not a short read"
+    );
+    assert!(
+        matches!(s.get_range(&format!("{base}/none"), 0..1).await, Err(PortError::NotFound(_))),
+        "ranged read of a missing object"
+    );
     s.put_if_absent(&b, Bytes::from_static(b"b")).await.expect("put_if_absent on a free name");
     assert!(
         matches!(s.put_if_absent(&b, Bytes::from_static(b"x")).await, Err(PortError::Conflict(_))),

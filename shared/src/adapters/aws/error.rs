@@ -81,8 +81,9 @@ where
             _,
         )
         | (_, Some(429 | 503)) => PortError::Throttled(format!("{context}: {}", c.unwrap_or_default())),
-        // S3 Tables: a name or location it refuses; the same request can never succeed.
-        (Some("BadRequestException"), _) => {
+        // S3 Tables: a name or location it refuses; S3: a range that starts past the object's
+        // end. The same request can never succeed.
+        (Some("BadRequestException" | "InvalidRange"), _) | (_, Some(416)) => {
             PortError::Invalid(format!("{context}: {}", aws_sdk_s3::error::DisplayErrorContext(e)))
         }
         _ => PortError::io(context, aws_sdk_s3::error::DisplayErrorContext(e).to_string()),

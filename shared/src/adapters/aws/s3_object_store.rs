@@ -9,6 +9,7 @@ use bytes::Bytes;
 
 use super::error;
 use crate::PortError;
+use crate::ports::object_store::check_range;
 use crate::ports::{ObjectMeta, ObjectStore};
 
 /// S3 through the AWS SDK.
@@ -44,6 +45,24 @@ impl ObjectStore for S3ObjectStore {
         let out = self.client.get_object().bucket(b).key(k).send().await.map_err(|e| error::map(uri, e))?;
         let body = out.body.collect().await.map_err(|e| PortError::io(format!("read {uri}"), e))?;
         Ok(body.into_bytes())
+    }
+
+    async fn get_range(&self, uri: &str, range: std::ops::Range<u64>) -> Result<Bytes, PortError> {
+        if range.is_empty() {
+            // No byte to ask S3 for; the object must still exist and hold the range.
+            check_range(uri, &range, self.head(uri).await?.size)?;
+            return Ok(Bytes::new());
+        }
+        let (b, k) = split_s3_uri(uri)?;
+        let header = format!("bytes={}-{}", range.start, range.end - 1);
+        let out =
+            self.client.get_object().bucket(b).key(k).range(header).send().await.map_err(|e| error::map(uri, e))?;
+        let body = out.body.collect().await.map_err(|e| PortError::io(format!("read {uri}"), e))?.into_bytes();
+        // S3 answers a range that runs past the end with what there is.
+        if body.len() as u64 != range.end - range.start {
+            return Err(PortError::Invalid(format!("{uri}: bytes {range:?} asked, {} returned", body.len())));
+        }
+        Ok(body)
     }
 
     async fn get_version(&self, meta: &ObjectMeta) -> Result<Option<Bytes>, PortError> {

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use crate::PortError;
+use crate::ports::object_store::check_range;
 use crate::ports::{ObjectMeta, ObjectStore};
 
 /// Files on disk.
@@ -175,12 +176,31 @@ mod unnamed {
     }
 }
 
+/// Reads `range` of the file at `path` with one positioned read.
+fn read_range(uri: &str, path: &Path, range: std::ops::Range<u64>) -> Result<Bytes, PortError> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path).map_err(|e| io_err(uri, "open", e))?;
+    let len = file.metadata().map_err(|e| io_err(uri, "stat", e))?.len();
+    check_range(uri, &range, len)?;
+    let mut buf = vec![0; (range.end - range.start) as usize];
+    file.read_exact_at(&mut buf, range.start).map_err(|e| io_err(uri, "read", e))?;
+    Ok(Bytes::from(buf))
+}
+
 #[async_trait]
 impl ObjectStore for LocalFsObjectStore {
     async fn get(&self, uri: &str) -> Result<Bytes, PortError> {
         let path = uri_to_path(uri)?;
         let uri = uri.to_string();
         tokio::task::spawn_blocking(move || std::fs::read(&path).map(Bytes::from).map_err(|e| io_err(&uri, "read", e)))
+            .await
+            .map_err(|e| PortError::io("join", e))?
+    }
+
+    async fn get_range(&self, uri: &str, range: std::ops::Range<u64>) -> Result<Bytes, PortError> {
+        let path = uri_to_path(uri)?;
+        let uri = uri.to_string();
+        tokio::task::spawn_blocking(move || read_range(&uri, &path, range))
             .await
             .map_err(|e| PortError::io("join", e))?
     }
@@ -307,6 +327,36 @@ mod tests {
             assert_eq!(std::fs::read(&path).unwrap(), b"first", "{way}: the loser did not overwrite");
             assert_eq!(entries(path.parent().unwrap()), ["x.parquet"], "{way}: nothing but the file");
             assert_eq!(mode(&path), mode(&put), "{way}: the same permissions as a put");
+        }
+    }
+
+    /// Writers racing for one name (two committers' metadata files, say): exactly one wins, the
+    /// name holds the winner's bytes whole, and the losers leave nothing behind.
+    #[test]
+    fn racing_creates_have_one_winner() {
+        for round in 0..20 {
+            let tmp = tempfile::tempdir().unwrap();
+            let path = tmp.path().join("m").join("00001.metadata.json");
+            let uri = path_to_uri(&path);
+            let barrier = std::sync::Barrier::new(8);
+            let results: Vec<(usize, Result<(), PortError>)> = std::thread::scope(|s| {
+                let racers: Vec<_> = (0..8)
+                    .map(|i| {
+                        let (path, uri, barrier) = (&path, &uri, &barrier);
+                        s.spawn(move || {
+                            let body = vec![b'a' + i as u8; 64 << 10];
+                            barrier.wait();
+                            (i, create_new(uri, path, &body))
+                        })
+                    })
+                    .collect();
+                racers.into_iter().map(|r| r.join().unwrap()).collect()
+            });
+            let winners: Vec<usize> = results.iter().filter(|(_, r)| r.is_ok()).map(|(i, _)| *i).collect();
+            assert_eq!(winners.len(), 1, "round {round}: {results:?}");
+            assert!(results.iter().all(|(_, r)| r.is_ok() || matches!(r, Err(PortError::Conflict(_)))));
+            assert_eq!(std::fs::read(&path).unwrap(), vec![b'a' + winners[0] as u8; 64 << 10], "round {round}");
+            assert_eq!(entries(path.parent().unwrap()), ["00001.metadata.json"], "round {round}");
         }
     }
 }
