@@ -82,12 +82,13 @@ K = {
     "EXPIRE_BATCH": [8, "table/maintain.rs EXPIRE_BATCH"],
     "CLAIM_CHECK_BYTES": [240 * 1024, "adapters/aws/sqs_queue.rs CLAIM_CHECK_THRESHOLD"],
     "LISTED_BATCH_IDS": [50, "pipeline/commit/append.rs LISTED_BATCHES (ids in each snapshot summary)"],
-    # Code-level knobs: 1 = the code as it is (sequential awaits); see the 'tuned' scenario
+    # Code-level knobs: the code as it is; CODE below names those the 'tuned' scenario changes
     "LEDGER_PARALLEL": [32, "adapters/aws/dynamodb_ledger.rs record: one UpdateItem per source, MARKS_IN_FLIGHT = 32 at once"],
-    "DELETE_PARALLEL": [1, "table/maintain.rs Cleanup::run and commit/mod.rs publish: one DELETE at a time"],
+    "DELETE_PARALLEL": [64, "table/maintain.rs DELETE_PARALLEL: Cleanup::run deletes expired files 64 at a time"],
     "REWRITES_PER_SNAPSHOT": [1, "commit/mod.rs commit_locked: each rewrite request is its own snapshot"],
-    "REF_READ_FRACTION": [1.0, "compact/mod.rs run_task: dedup references are whole-object GETs"],
-    "REFS_SHARED": [0, "compact/plan.rs chain: each task of a partition re-reads all its references"],
+    "REF_READ_FRACTION": [0.12, "compact/keys.rs: references read by ranged GETs of footer and key column (measured)"],
+    "REF_GETS": [2, "compact/keys.rs: a ranged GET of the footer (64 KiB hint), then one of the key column chunk"],
+    "REFS_SHARED": [1, "compact/keys.rs KeyIndex: a reference's keys read once per run, shared by its tasks"],
     # AWS behaviour (not measured here: typical in-region figures; AWS's S3 guidelines quote
     # 100-200 ms for small objects, so the S3 latencies below are on the optimistic side)
     "MB_PER_VCPU": [1769, "Lambda: 1,769 MB = one vCPU, CPU share proportional below"],
@@ -109,7 +110,7 @@ K = {
     "SOURCE_REF_JSON": [350, "SourceRef JSON per source object (message.rs; URI, id, size, rows, version)"],
     "PATH_BYTES": [160, "one data file path in a rewrite request's removed list"],
     "KEY_BYTES_PER_ROW": [16, "event_id uuid, fixed[16], incompressible: the dedup key column per row"],
-    "KEY_ROW_NS": [100, "decode + box + hash-set insert of one reference key (compact/mod.rs reference_keys; assumed)"],
+    "KEY_ROW_NS": [100, "decode + box + hash-set insert of one reference key (compact/keys.rs KeyIndex::read; assumed)"],
     "KEY_SET_BYTES": [48, "memory per reference key: Box<[u8]> of a 17-byte row + HashSet slot (assumed)"],
     "LOG_BYTES_OBJECT": [300, "writer JSON log line per object read (RUST_LOG=info, pipeline/write.rs)"],
     "LOG_BYTES_INVOKE": [1500, "EMF line + writer/committer batch lines + START/END/REPORT per invocation"],
@@ -202,6 +203,14 @@ def measure(floe, work):
     m["REWRITE_ENTRY_MS"] = max(0.0, cpu - task_s) * 1000 / (rewrites * (n_in + n_out) / 2)
     compacted = sum(p.stat().st_size for p in (table / "data").rglob("L*.parquet"))
     m["PARQUET_C_RATIO"] = compacted / avro
+    # A second day's worth of files on top: its level-0 merge reads the compacted files' keys.
+    gen2 = work / "gen2"
+    run([floe, "gen", "--out", gen2, "--files", 20, "--events-per-file", k("EVENTS_PER_FILE"),
+         "--tenants", k("TENANTS"), "--seed", 7])
+    run([floe, "ingest", gen2, "--warehouse", wh, "--table", "m.events", "--writers", 1, "--batch-objects", 10])
+    out, _ = run([floe, "compact", "--warehouse", wh, "--table", "m.events", "--min-files", 2, "--parallelism", 1])
+    got = re.search(r"dedup keys of (\d+) reference file\(s\) of ([\d.]+) MB: ([\d.]+) MB read", out)
+    m["REF_READ_FRACTION"] = float(got.group(3)) / float(got.group(2))
     return m
 
 
@@ -311,8 +320,9 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
         refs += (1 if k("REFS_SHARED") else c0) * today_c * p + y * yest_c * p  # late rows: yesterday's too
         ch0, ch2 = ch0 + chain(c0, mt), ch2 + chain(max(c2, 1), mt)
     tasks, n_out = t0 + t2, 2 * q1 / tgt + len(shares) * 2
-    whole = refs + ch0 + ch2  # read whole by the code (REF_READ_FRACTION 1)
-    gets = files0 + n_out / 2 + refs / tgt + ch0 / max(q0 / max(files0, 1), 1) + ch2 / tgt
+    whole = refs + ch0 + ch2  # reference bytes; the code reads REF_READ_FRACTION of them
+    ref_files = refs / tgt + ch0 / max(q0 / max(files0, 1), 1) + ch2 / tgt
+    gets = files0 + n_out / 2 + ref_files * k("REF_GETS")
     io = gets * k("S3_GET_MS") / 1000 + (q0 + q1 + whole * k("REF_READ_FRACTION")) / (k("S3_MBPS") * MB)
     io += n_out * put_s(min(tgt, q1 * 2 / n_out)) + tasks * k("SQS_MS") / 1000
     rows_per_byte = 1 / (k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO"))
@@ -457,7 +467,7 @@ def totals(rows, step=60):
 # ---------------------------------------------------------------- scenarios (reported by model_report)
 def outgrows(tenant):
     """Seconds after midnight when tenant's day-partition references (bytes read + key set)
-    exceed the compactor's memory (compact/mod.rs reference_keys holds them all)."""
+    exceed the compactor's memory (compact/keys.rs Taken holds them all)."""
     rows_s = k("FILES_PER_MIN") / 60 * k("EVENTS_PER_FILE") * tenant_shares()[tenant]
     per_row = k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO") * k("REF_READ_FRACTION") + k("KEY_SET_BYTES")
     return k("COMPACTOR_MB") * MIB / (rows_s * per_row)
@@ -474,12 +484,9 @@ TUNED = {  # what the model says it takes
     "WRITER_BATCH": 1000,        # infra writer_batch_size (with a batching window of a few seconds)
     "EXPECTED_OBJECT_MB": 0.61,  # infra expected_object_mb = the objects' size: ~2 GB writers
     "COMMITTER_MB": 1769,        # infra committer_memory_mb: one full vCPU
-    "DELETE_PARALLEL": 64,       # deletes of expired files 64 at a time
     "REWRITES_PER_SNAPSHOT": 1000,  # one snapshot per committer batch of rewrites
-    "REF_READ_FRACTION": 0.12,   # ranged GETs of the key column only
-    "REFS_SHARED": 1,            # a partition's references read once per tick, not once per task
 }
-CODE = {"DELETE_PARALLEL", "REWRITES_PER_SNAPSHOT", "REF_READ_FRACTION", "REFS_SHARED"}
+CODE = {"REWRITES_PER_SNAPSHOT"}
 
 
 def main():

@@ -107,6 +107,51 @@ async fn compaction_keeps_each_key_once_sorted_in_few_files() {
     assert_eq!(again.0.planned, 0, "a compacted table has nothing left to do");
 }
 
+/// A hot partition split into a chain of tasks: each task references the compacted files and
+/// the inputs of the tasks before it, yet the run reads each referenced file's keys once, and
+/// only its footer and key column; the chain still keeps the first copy of every key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_of_tasks_reads_each_reference_once_and_only_its_keys() {
+    let h = Harness::new();
+    // One partition, so the files are big enough for their key column to be a small part.
+    let cfg = TableConfig::new("ev.chain".parse().unwrap())
+        .with_sort_by("event_time")
+        .unwrap()
+        .with_dedup_key("event_id")
+        .unwrap();
+    let first = h.events("a", 4, 3000, 11, 0.1).await;
+    ingest_round(&h, &cfg, first.clone()).await;
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.expect("full compaction");
+    let mut second = h.events("b", 5, 3000, 12, 0.1).await;
+    second.push(copy_of(&h, &first[1], "b", "copy-of-a1.avro").await);
+    second.push(copy_of(&h, &first[2], "b", "copy-of-a2.avro").await);
+    ingest_round(&h, &cfg, second.clone()).await;
+
+    // One input file per task: every partition with level-0 files becomes a chain.
+    let chained = CompactOptions { max_task_bytes: 1, ..opts(false) };
+    let plan = plan_table(&h.ports, &cfg.table, &chained).await.unwrap();
+    let distinct: HashSet<&String> = plan.tasks.iter().flat_map(|t| &t.references).collect();
+    let taken: usize = plan.tasks.iter().map(|t| t.references.len()).sum();
+    assert!(taken >= 2 * distinct.len(), "the chains reference files repeatedly: {taken} for {}", distinct.len());
+    let (report, totals) =
+        compact_and_commit(&h.engine, &h.ports, &cfg.table, &chained, VISIBILITY).await.expect("chained compaction");
+    assert_eq!(totals.rewrites, plan.tasks.len(), "{totals:?}");
+    let t = &report.totals;
+    assert_eq!(t.reference_files, distinct.len(), "each referenced file's keys read once in the run");
+    eprintln!("reference keys: {} of {} bytes read", t.reference_key_bytes, t.reference_bytes);
+    assert!(
+        t.reference_key_bytes * 2 < t.reference_bytes,
+        "footers and key columns only: {} of {} bytes",
+        t.reference_key_bytes,
+        t.reference_bytes
+    );
+    let mut all = source_event_ids(&first);
+    all.extend(source_event_ids(&second));
+    let end = contents(&h.ports, &cfg.table).await;
+    assert_each_key_once(&end, &all);
+    assert_sorted(&end);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_rewrite_is_rejected_and_its_files_deleted() {
     let h = Harness::new();

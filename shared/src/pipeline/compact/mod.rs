@@ -10,20 +10,17 @@
 //! lower data sequence number, then the lower path, then the earlier row. Rows without a key (a
 //! null in any key column) are always kept. Keys are unique per partition.
 
+mod keys;
 pub mod plan;
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow_array::{Array, BooleanArray, RecordBatch};
-use arrow_row::{RowConverter, SortField};
+use arrow_array::RecordBatch;
 use bytes::Bytes;
-use hashbrown::HashSet;
-use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use tracing::{debug, info};
+use tracing::info;
 
-use super::cluster::column_by_path;
 use super::write::{encode, oldest, put_data_file};
 use crate::config::EngineConfig;
 use crate::convert::conform;
@@ -32,6 +29,7 @@ use crate::message::{DataFileMeta, MESSAGE_VERSION, REWRITE_KIND, RewriteRequest
 use crate::ports::Ports;
 use crate::table::{Manifests, TableState, WriterTable, load_table};
 use crate::{Error, Result, TableIdent};
+use keys::{KeyIndex, Taken};
 pub use plan::{LiveFile, PartitionDebt, Policy, Task};
 
 /// Settings of a compaction run.
@@ -126,6 +124,12 @@ pub struct TaskOutcome {
     pub rows_out: u64,
     /// Bytes read (inputs and reference keys).
     pub bytes_read: u64,
+    /// Reference files whose keys this task read (not those another task of its run had read).
+    pub reference_files: usize,
+    /// Their sizes.
+    pub reference_bytes: u64,
+    /// Bytes read of them (footers and key columns; part of `bytes_read`).
+    pub reference_key_bytes: u64,
     /// Bytes written.
     pub bytes_written: u64,
 }
@@ -157,13 +161,16 @@ pub async fn compact(
     let wt = Arc::new(WriterTable::from_metadata(table, &plan.state.metadata)?);
     let snapshot = plan.state.metadata.current_snapshot().map(|s| (s.snapshot_id(), s.sequence_number()));
     let Some((snapshot_id, seq)) = snapshot else { return Ok(report) };
+    let tasks: Vec<Task> = plan.tasks.into_iter().take(opts.max_tasks).collect();
+    let sizes = plan.files.iter().map(|f| (f.path.clone(), f.size)).collect();
+    let keys = Arc::new(KeyIndex::new(wt.clone(), ports.store.clone(), sizes, &tasks)?);
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.parallelism.max(1)));
     let mut set = tokio::task::JoinSet::new();
-    for task in plan.tasks.into_iter().take(opts.max_tasks) {
+    for task in tasks {
         let permit = sem.clone().acquire_owned().await.map_err(|e| Error::Internal(e.to_string()))?;
-        let (cfg, ports, wt) = (cfg.clone(), ports.clone(), wt.clone());
+        let (cfg, ports, wt, keys) = (cfg.clone(), ports.clone(), wt.clone(), keys.clone());
         set.spawn(async move {
-            let r = run_task(&cfg, &ports, &wt, snapshot_id, seq, &task).await;
+            let r = run_indexed(&cfg, &ports, &wt, snapshot_id, seq, &task, &keys).await;
             drop(permit);
             r
         });
@@ -182,6 +189,9 @@ pub async fn compact(
         t.rows_in += outcome.rows_in;
         t.rows_out += outcome.rows_out;
         t.bytes_read += outcome.bytes_read;
+        t.reference_files += outcome.reference_files;
+        t.reference_bytes += outcome.reference_bytes;
+        t.reference_key_bytes += outcome.reference_key_bytes;
         t.bytes_written += outcome.bytes_written;
     }
     report.elapsed = started.elapsed();
@@ -199,6 +209,20 @@ pub async fn run_task(
     seq: i64,
     task: &Task,
 ) -> Result<TaskOutcome> {
+    let keys = KeyIndex::new(table.clone(), ports.store.clone(), Default::default(), std::slice::from_ref(task))?;
+    run_indexed(cfg, ports, table, snapshot_id, seq, task, &keys).await
+}
+
+/// [`run_task`], its reference keys taken from a run's shared index.
+async fn run_indexed(
+    cfg: &EngineConfig,
+    ports: &Ports,
+    table: &Arc<WriterTable>,
+    snapshot_id: i64,
+    seq: i64,
+    task: &Task,
+    keys: &KeyIndex,
+) -> Result<TaskOutcome> {
     let started = Instant::now();
     let mut out = TaskOutcome { inputs: task.inputs.len(), ..Default::default() };
     let mut inputs = Vec::with_capacity(task.inputs.len());
@@ -207,18 +231,15 @@ pub async fn run_task(
         out.bytes_read += bytes.len() as u64;
         inputs.push((f.path.clone(), bytes));
     }
-    let mut references = Vec::with_capacity(task.references.len());
-    if !table.dedup_key.is_empty() {
-        for path in &task.references {
-            let bytes = ports.store.get(path).await?;
-            out.bytes_read += bytes.len() as u64;
-            references.push((path.clone(), bytes));
-        }
-    }
+    let (taken, key_reads) = keys.taken(task).await?;
+    out.bytes_read += key_reads.read;
+    out.reference_files = key_reads.files;
+    out.reference_bytes = key_reads.file_bytes;
+    out.reference_key_bytes = key_reads.read;
     let batch_key = format!("L{}-{}", task.level, task.id);
     let t = table.clone();
     let c = cfg.clone();
-    let (files, rows_in) = tokio::task::spawn_blocking(move || merge(&t, &c, &inputs, &references, &batch_key))
+    let (files, rows_in) = tokio::task::spawn_blocking(move || merge(&t, &c, &inputs, &taken, &batch_key))
         .await
         .map_err(|e| Error::Internal(format!("merge task failed: {e}")))??;
     out.rows_in = rows_in;
@@ -278,20 +299,17 @@ fn merge(
     table: &WriterTable,
     cfg: &EngineConfig,
     inputs: &[(String, Bytes)],
-    references: &[(String, Bytes)],
+    taken: &Taken,
     batch_key: &str,
 ) -> Result<(Vec<(DataFileMeta, Bytes)>, u64)> {
     let mut batches = vec![];
     let mut bytes = 0u64;
     for (path, body) in inputs {
         bytes += body.len() as u64;
-        batches.extend(read_file(table, path, body.clone(), None)?);
+        batches.extend(read_file(table, path, body.clone())?);
     }
     let rows_in: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
-    if !references.is_empty() {
-        let taken = reference_keys(table, references)?;
-        batches = batches.into_iter().map(|b| drop_taken(table, &b, &taken)).collect::<Result<_>>()?;
-    }
+    let batches = taken.drop_from(table, batches)?;
     let bytes_per_row = (bytes as f64 / rows_in.max(1) as f64).max(1.0);
     let mut files = vec![];
     encode(table, cfg, batches, batch_key, bytes_per_row, &mut |meta, body| {
@@ -301,103 +319,19 @@ fn merge(
     Ok((files, rows_in))
 }
 
-/// Decodes a data file into the table's current schema, all columns or the top-level
-/// `columns` only. Columns are matched by field id, so a file written with an earlier schema
-/// reads with its renamed columns, promoted types, and nulls for columns added since.
-fn read_file(table: &WriterTable, path: &str, body: Bytes, columns: Option<&[usize]>) -> Result<Vec<RecordBatch>> {
+/// Decodes a data file into the table's current schema. Columns are matched by field id, so a
+/// file written with an earlier schema reads with its renamed columns, promoted types, and nulls
+/// for columns added since.
+fn read_file(table: &WriterTable, path: &str, body: Bytes) -> Result<Vec<RecordBatch>> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(body)?;
-    let expected = match columns {
-        Some(c) => Arc::new(table.arrow_schema.project(c)?),
-        None => table.arrow_schema.clone(),
-    };
-    let builder = match columns {
-        Some(_) => {
-            let file = builder.schema().clone();
-            let roots = expected.fields().iter().filter_map(|e| {
-                let id = conform::field_id(e)?;
-                file.fields().iter().position(|f| conform::field_id(f) == Some(id))
-            });
-            let mask = ProjectionMask::roots(builder.parquet_schema(), roots.collect::<Vec<_>>());
-            builder.with_projection(mask)
-        }
-        None => builder,
-    };
+    let expected = &table.arrow_schema;
     let reader = builder.with_batch_size(8192).build()?;
     let mut out = vec![];
     for b in reader {
         let b = b?;
-        let b = conform::conform_batch_with(&b, &expected, conform::Match::Id)
+        let b = conform::conform_batch_with(&b, expected, conform::Match::Id)
             .map_err(|e| Error::Config(format!("data file {path} does not fit the table's schema: {e}")))?;
         out.push(b);
     }
     Ok(out)
-}
-
-/// The row encodings of every non-null key in the reference files.
-struct Taken {
-    converter: RowConverter,
-    keys: HashSet<Box<[u8]>>,
-}
-
-fn key_columns(table: &WriterTable) -> Vec<usize> {
-    let mut idx: Vec<usize> = table
-        .dedup_key
-        .iter()
-        .filter_map(|k| table.arrow_schema.index_of(k.split('.').next().unwrap_or_default()).ok())
-        .collect();
-    idx.sort_unstable();
-    idx.dedup();
-    idx
-}
-
-fn key_converter(table: &WriterTable, sample: &RecordBatch) -> Result<RowConverter> {
-    let fields = table
-        .dedup_key
-        .iter()
-        .map(|k| Ok(SortField::new(column_by_path(sample, k)?.data_type().clone())))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(RowConverter::new(fields)?)
-}
-
-fn reference_keys(table: &WriterTable, references: &[(String, Bytes)]) -> Result<Taken> {
-    let cols = key_columns(table);
-    let empty = RecordBatch::new_empty(Arc::new(table.arrow_schema.project(&cols)?));
-    let converter = key_converter(table, &empty)?;
-    let mut keys = HashSet::new();
-    for (path, body) in references {
-        for b in read_file(table, path, body.clone(), Some(&cols))? {
-            let (rows, keyless) = key_rows(table, &converter, &b)?;
-            keys.extend((0..b.num_rows()).filter(|i| !keyless(*i)).map(|i| Box::from(rows.row(i).data())));
-        }
-    }
-    Ok(Taken { converter, keys })
-}
-
-/// A batch's key rows and which rows have no key (a null in a key column).
-fn key_rows(
-    table: &WriterTable,
-    converter: &RowConverter,
-    b: &RecordBatch,
-) -> Result<(arrow_row::Rows, impl Fn(usize) -> bool)> {
-    let cols = table.dedup_key.iter().map(|k| column_by_path(b, k)).collect::<Result<Vec<_>>>()?;
-    let rows = converter.convert_columns(&cols)?;
-    let nulls = cols.iter().fold(None, |acc: Option<arrow_buffer::NullBuffer>, c| {
-        arrow_buffer::NullBuffer::union(acc.as_ref(), c.logical_nulls().as_ref())
-    });
-    Ok((rows, move |i: usize| nulls.as_ref().is_some_and(|n| n.is_null(i))))
-}
-
-/// `b` without the rows whose key is taken.
-fn drop_taken(table: &WriterTable, b: &RecordBatch, taken: &Taken) -> Result<RecordBatch> {
-    if taken.keys.is_empty() {
-        return Ok(b.clone());
-    }
-    let (rows, keyless) = key_rows(table, &taken.converter, b)?;
-    let keep: BooleanArray =
-        (0..b.num_rows()).map(|i| Some(keyless(i) || !taken.keys.contains(rows.row(i).data()))).collect();
-    if keep.true_count() == b.num_rows() {
-        return Ok(b.clone());
-    }
-    debug!(dropped = b.num_rows() - keep.true_count(), "rows whose key an older file holds dropped");
-    Ok(arrow_select::filter::filter_record_batch(b, &keep)?)
 }
