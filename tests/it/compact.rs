@@ -13,6 +13,7 @@ use floe::pipeline::compact::{CompactOptions, plan_table, run_task};
 use floe::pipeline::ingest::{IngestOptions, compact_and_commit, ingest};
 use floe::ports::ObjectMeta;
 use floe::table::WriterTable;
+use iceberg::spec::Operation;
 
 use crate::common::*;
 
@@ -210,6 +211,249 @@ async fn a_redelivered_rewrite_is_a_duplicate_and_keeps_its_files() {
     assert_each_key_once(&c, &source_event_ids(&objects));
 }
 
+/// The rewrite request a compaction task sent (the only message on the commit queue).
+async fn sent_request(h: &Harness) -> (floe::ports::Message, floe::message::RewriteRequest) {
+    let msgs = h.ports.commit_queue.receive(10, VISIBILITY).await.unwrap();
+    assert_eq!(msgs.len(), 1);
+    let floe::message::CommitRequest::Rewrite(r) = floe::message::CommitRequest::from_json(&msgs[0].body).unwrap()
+    else {
+        panic!("a rewrite request")
+    };
+    (msgs.into_iter().next().unwrap(), r)
+}
+
+/// The current snapshot's live entries: data sequence number by path.
+async fn live_sequence_numbers(h: &Harness, cfg: &TableConfig) -> std::collections::HashMap<String, i64> {
+    let store = h.ports.store.as_ref();
+    let state = floe::table::load_table(h.ports.pointer.as_ref(), store, &cfg.table).await.unwrap().unwrap();
+    let mut reads = 0;
+    let mut m = floe::table::Manifests::load(store, &state.metadata, &mut reads).await.unwrap();
+    m.read_contents(store, &mut reads).await.unwrap();
+    m.live().map(|(_, e)| (e.file_path().to_string(), e.sequence_number().unwrap())).collect()
+}
+
+/// Rewrites planned from two different snapshots, committed in one batch: one snapshot holds
+/// both, each added file keeping the sequence number of its own plan, and the summary names
+/// both tasks (so that either, redelivered, is a duplicate).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewrites_of_one_batch_land_in_one_snapshot_each_with_its_plans_sequence_number() {
+    let h = Harness::new();
+    let cfg = events_table("ev.batched");
+    let first = h.events("a", 4, 120, 21, 0.0).await;
+    ingest_round(&h, &cfg, first.clone()).await;
+    let plan1 = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
+    let snap = plan1.state.metadata.current_snapshot().unwrap();
+    let (id1, seq1) = (snap.snapshot_id(), snap.sequence_number());
+    let wt = Arc::new(WriterTable::from_metadata(&cfg.table, &plan1.state.metadata).unwrap());
+    let t1 = plan1.tasks[0].clone();
+    run_task(&h.engine, &h.ports, &wt, id1, seq1, &t1).await.unwrap();
+    let (m1, r1) = sent_request(&h).await;
+
+    let second = h.events("b", 3, 120, 22, 0.0).await;
+    ingest_round(&h, &cfg, second.clone()).await;
+    let plan2 = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
+    let snap = plan2.state.metadata.current_snapshot().unwrap();
+    let (id2, seq2) = (snap.snapshot_id(), snap.sequence_number());
+    assert!(seq2 > seq1);
+    let taken: HashSet<&String> = t1.inputs.iter().map(|f| &f.path).collect();
+    let t2 = plan2.tasks.iter().find(|t| t.inputs.iter().all(|f| !taken.contains(&f.path))).expect("another partition");
+    run_task(&h.engine, &h.ports, &wt, id2, seq2, t2).await.unwrap();
+    let (m2, r2) = sent_request(&h).await;
+
+    let before = contents(&h.ports, &cfg.table).await;
+    let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&[m1.clone(), m2.clone()]).await;
+    let ids: Vec<_> = out.results.iter().map(|(_, r)| r.clone()).collect();
+    assert_eq!(out.snapshots.len(), 1, "one snapshot for both: {ids:?}");
+    let landed = &out.snapshots[0];
+    assert_eq!(landed.rewrites, 2);
+    assert!(ids.iter().all(|r| *r == MessageResult::Committed { snapshot_id: landed.snapshot_id }), "{ids:?}");
+    let seqs = live_sequence_numbers(&h, &cfg).await;
+    for (r, want) in [(&r1, seq1), (&r2, seq2)] {
+        for f in &r.added {
+            assert_eq!(seqs.get(&f.path), Some(&want), "{} keeps its plan's sequence number", f.path);
+        }
+        for f in &r.removed {
+            assert!(!seqs.contains_key(f), "{f} is replaced");
+        }
+    }
+    let after = contents(&h.ports, &cfg.table).await;
+    assert_eq!(after.snapshots, before.snapshots + 1);
+    let mut all = source_event_ids(&first);
+    all.extend(source_event_ids(&second));
+    assert_each_key_once(&after, &all);
+
+    // Redelivered, together or alone: duplicates, and nothing deleted.
+    let again = Committer::new(h.engine.clone(), h.ports.clone()).commit(&[m2, m1]).await;
+    assert!(again.results.iter().all(|(_, r)| *r == MessageResult::Duplicate), "{:?}", again.results);
+    for f in r1.added.iter().chain(&r2.added) {
+        h.ports.store.head(&f.path).await.expect("a committed file is kept");
+    }
+    assert_eq!(contents(&h.ports, &cfg.table).await.snapshots, after.snapshots);
+}
+
+/// Of one batch's rewrites, those that dropped duplicates land as an `overwrite` apart from the
+/// others' `replace` (which does not change the table's rows: streaming readers and other
+/// engines' conflict checks skip it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batchs_deduplicating_rewrites_land_as_an_overwrite_apart_from_its_replaces() {
+    let h = Harness::new();
+    let cfg = events_table("ev.kinds");
+    let first = h.events("a", 4, 120, 24, 0.0).await;
+    ingest_round(&h, &cfg, first.clone()).await;
+    let plan1 = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
+    let snap = plan1.state.metadata.current_snapshot().unwrap();
+    let (id1, seq1) = (snap.snapshot_id(), snap.sequence_number());
+    let wt = Arc::new(WriterTable::from_metadata(&cfg.table, &plan1.state.metadata).unwrap());
+    let t1 = plan1.tasks[0].clone();
+    run_task(&h.engine, &h.ports, &wt, id1, seq1, &t1).await.unwrap();
+    let (m1, r1) = sent_request(&h).await;
+    assert_eq!(r1.duplicates, 0);
+
+    // A copy of a committed file: the other partitions now hold duplicates.
+    ingest_round(&h, &cfg, vec![copy_of(&h, &first[0], "b", "copy-of-a0.avro").await]).await;
+    let plan2 = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
+    let snap = plan2.state.metadata.current_snapshot().unwrap();
+    let (id2, seq2) = (snap.snapshot_id(), snap.sequence_number());
+    let taken: HashSet<&String> = t1.inputs.iter().map(|f| &f.path).collect();
+    let mut dedup = None;
+    for t in plan2.tasks.iter().filter(|t| t.inputs.iter().all(|f| !taken.contains(&f.path))) {
+        run_task(&h.engine, &h.ports, &wt, id2, seq2, t).await.unwrap();
+        let (m, r) = sent_request(&h).await;
+        if r.duplicates > 0 {
+            dedup = Some((m, r));
+            break;
+        }
+    }
+    let (m2, r2) = dedup.expect("a task of another partition drops the copy's rows");
+
+    let before = contents(&h.ports, &cfg.table).await;
+    let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&[m2.clone(), m1.clone()]).await;
+    assert_eq!(out.snapshots.len(), 2, "{:?}", out.results);
+    let result = |id: &str| out.results.iter().find(|(m, _)| m == id).map(|(_, r)| r.clone()).unwrap();
+    for (m, want) in [(&m1, Operation::Replace), (&m2, Operation::Overwrite)] {
+        let MessageResult::Committed { snapshot_id } = result(&m.id) else { panic!("{:?}", out.results) };
+        let landed = out.snapshots.iter().find(|l| l.snapshot_id == snapshot_id).unwrap();
+        assert_eq!((landed.operation.clone(), landed.rewrites), (want, 1));
+    }
+    let after = contents(&h.ports, &cfg.table).await;
+    assert_eq!(after.event_ids().len() as u64, before.event_ids().len() as u64 - r2.duplicates);
+    assert_eq!(counts(&after.event_ids()).len(), counts(&before.event_ids()).len(), "no key lost");
+}
+
+/// Two requests removing the same files in one batch (overlapping compactor runs), and a copy
+/// of the first (a redelivery in the same batch): the first lands, the copy is a duplicate that
+/// deletes nothing, the other is stale and only its own files are deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_one_batch_the_first_rewrite_of_a_file_wins_and_only_the_losers_files_go() {
+    let h = Harness::new();
+    let cfg = events_table("ev.overlap");
+    let objects = h.events("a", 4, 120, 23, 0.0).await;
+    ingest_round(&h, &cfg, objects.clone()).await;
+    let plan = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
+    let snap = plan.state.metadata.current_snapshot().unwrap();
+    let (planned, seq) = (snap.snapshot_id(), snap.sequence_number());
+    let wt = Arc::new(WriterTable::from_metadata(&cfg.table, &plan.state.metadata).unwrap());
+    let task = plan.tasks[0].clone();
+    run_task(&h.engine, &h.ports, &wt, planned, seq, &task).await.unwrap();
+    let (winner, won) = sent_request(&h).await;
+    let mut twin = task.clone();
+    twin.level = 1;
+    twin.id = format!("{}-twin", task.id);
+    run_task(&h.engine, &h.ports, &wt, planned, seq, &twin).await.unwrap();
+    let (loser, lost) = sent_request(&h).await;
+    assert_eq!(won.removed, lost.removed);
+    let copy = floe::ports::Message { id: format!("{}-copy", winner.id), ..winner.clone() };
+    // A task id a snapshot's list of tasks would read as two: refused.
+    let mut body: serde_json::Value = serde_json::from_str(&loser.body).unwrap();
+    assert!(body.get("task_id").is_some(), "{body}");
+    body["task_id"] = "x,y".into();
+    let bad = floe::ports::Message { id: "bad-task-id".into(), body: body.to_string(), ..loser.clone() };
+
+    let batch = [winner.clone(), loser.clone(), copy.clone(), bad.clone()];
+    let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&batch).await;
+    let result = |id: &str| out.results.iter().find(|(m, _)| m == id).map(|(_, r)| r.clone()).unwrap();
+    assert_eq!(out.snapshots.len(), 1, "{:?}", out.results);
+    assert_eq!(result(&winner.id), MessageResult::Committed { snapshot_id: out.snapshots[0].snapshot_id });
+    assert!(matches!(result(&loser.id), MessageResult::Stale { .. }), "{:?}", out.results);
+    assert_eq!(result(&copy.id), MessageResult::Duplicate);
+    assert!(
+        matches!(result(&bad.id), MessageResult::Poison { reason } if reason.contains("\"x,y\"")),
+        "{:?}",
+        out.results
+    );
+    for f in &won.added {
+        h.ports.store.head(&f.path).await.expect("the winner's files are kept");
+    }
+    for f in &lost.added {
+        assert!(h.ports.store.head(&f.path).await.is_err(), "{} of the loser is deleted", f.path);
+    }
+    assert_each_key_once(&contents(&h.ports, &cfg.table).await, &source_event_ids(&objects));
+}
+
+/// A committer dies just after its batch's snapshot landed (no acknowledgement, no cleanup):
+/// the batch redelivered is all duplicates but the loser, which is stale, and its files (and only
+/// its files) are deleted then; the table holds one new snapshot and each key once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_redelivered_after_its_snapshot_landed_lands_nothing_twice() {
+    crate::crash::quiet_crashes();
+    let h = Harness::new();
+    let cfg = events_table("ev.crashed");
+    let objects = h.events("a", 4, 120, 25, 0.0).await;
+    ingest_round(&h, &cfg, objects.clone()).await;
+    let plan = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
+    let snap = plan.state.metadata.current_snapshot().unwrap();
+    let (planned, seq) = (snap.snapshot_id(), snap.sequence_number());
+    let wt = Arc::new(WriterTable::from_metadata(&cfg.table, &plan.state.metadata).unwrap());
+    assert!(plan.tasks.len() >= 2, "{} tasks", plan.tasks.len());
+    let mut batch = vec![];
+    let mut requests = vec![];
+    for task in &plan.tasks[..2] {
+        run_task(&h.engine, &h.ports, &wt, planned, seq, task).await.unwrap();
+        let (m, r) = sent_request(&h).await;
+        batch.push(m);
+        requests.push(r);
+    }
+    let mut twin = plan.tasks[0].clone();
+    twin.level = 1;
+    twin.id = format!("{}-twin", twin.id);
+    run_task(&h.engine, &h.ports, &wt, planned, seq, &twin).await.unwrap();
+    let (loser, lost) = sent_request(&h).await;
+    batch.push(loser.clone());
+    let before = contents(&h.ports, &cfg.table).await;
+
+    let engine = floe::config::EngineConfig { lock_lease: Duration::from_millis(300), ..h.engine.clone() };
+    let faults = floe::fault::Faults::crash_at(floe::fault::FaultPoint::CommitterAfterPointerSwap, 1);
+    let dying = Committer::new(engine, h.ports.clone().with_faults(faults.clone()));
+    let b = batch.clone();
+    let crashed = tokio::spawn(async move {
+        let mut dying = dying;
+        dying.commit(&b).await
+    })
+    .await;
+    assert!(crashed.is_err() && faults.hits(floe::fault::FaultPoint::CommitterAfterPointerSwap) == 1);
+    for f in &lost.added {
+        h.ports.store.head(&f.path).await.expect("the dead committer deleted nothing");
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await; // its lease expires
+
+    let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&batch).await;
+    let result = |id: &str| out.results.iter().find(|(m, _)| m == id).map(|(_, r)| r.clone()).unwrap();
+    assert!(out.snapshots.is_empty(), "{:?}", out.results);
+    for m in &batch[..2] {
+        assert_eq!(result(&m.id), MessageResult::Duplicate, "{:?}", out.results);
+    }
+    assert!(matches!(result(&loser.id), MessageResult::Stale { .. }), "{:?}", out.results);
+    for f in requests.iter().flat_map(|r| &r.added) {
+        h.ports.store.head(&f.path).await.expect("a committed file is kept");
+    }
+    for f in &lost.added {
+        assert!(h.ports.store.head(&f.path).await.is_err(), "{} of the loser is deleted", f.path);
+    }
+    let after = contents(&h.ports, &cfg.table).await;
+    assert_eq!(after.snapshots, before.snapshots + 1);
+    assert_each_key_once(&after, &source_event_ids(&objects));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compaction_concurrent_with_ingest_loses_and_doubles_nothing() {
     let h = Harness::new();
@@ -334,7 +578,6 @@ async fn a_rewrite_planned_before_another_engine_changed_the_table_is_rejected()
         operation: iceberg::spec::Operation::Delete,
         added: vec![],
         removed: [t2.path.clone()].into(),
-        data_sequence_number: None,
         expire: vec![],
         schema: None,
     };

@@ -91,7 +91,7 @@ async fn maintenance_keeps_metadata_bounded_and_deletes_what_no_snapshot_reaches
     let opts = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
     let compaction = CompactOptions { min_files: 3, parallelism: 2, ..Default::default() };
     let mut all = vec![];
-    let mut sizes = vec![];
+    let (mut sizes, mut settled) = (vec![], 0);
     for round in 0..30u64 {
         let objects = h.events(&format!("r{round}"), 1, 60, 300 + round, 0.0).await;
         all.extend(source_event_ids(&objects));
@@ -105,6 +105,9 @@ async fn maintenance_keeps_metadata_bounded_and_deletes_what_no_snapshot_reaches
         assert!(manifests.list.len() <= 5, "round {round}: {} manifests", manifests.list.len());
         let snapshots = state.metadata.snapshots().len();
         assert!(snapshots <= 20 + floe::table::maintain::EXPIRE_BATCH + 1, "round {round}: {snapshots} snapshots");
+        if snapshots < 20 {
+            settled = round as usize + 1; // the history has yet to reach what it keeps
+        }
         let metadata_files =
             files_on_disk(&h, &cfg, "metadata").iter().filter(|f| f.ends_with(".metadata.json")).count();
         assert!(metadata_files <= 7, "round {round}: {metadata_files} metadata.json files");
@@ -114,7 +117,11 @@ async fn maintenance_keeps_metadata_bounded_and_deletes_what_no_snapshot_reaches
         let ids = contents(&h.ports, &cfg.table).await.event_ids();
         assert_eq!(counts(&ids).len(), counts(&all).len(), "round {round}: every key");
     }
-    assert!(sizes[29] < sizes[12] * 3 / 2, "metadata.json stays flat: {sizes:?}");
+    // Once the history holds what it keeps, metadata.json rides a sawtooth of EXPIRE_BATCH
+    // snapshots: through one expiry at least, it stays within half again its size then.
+    assert!(settled + floe::table::maintain::EXPIRE_BATCH < sizes.len(), "settled at round {settled}: {sizes:?}");
+    let peak = sizes[settled..].iter().max().unwrap();
+    assert!(*peak < sizes[settled] * 3 / 2, "metadata.json stays flat from round {settled}: {sizes:?}");
     // Nothing on disk that no kept snapshot reaches, beyond the snapshots still to expire: every
     // data file removed by a compaction whose ancestors all expired is gone.
     let (data, meta) = reachable(&h.ports, &cfg).await;

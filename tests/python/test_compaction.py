@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from pyiceberg.manifest import ManifestEntryStatus
 from test_pyiceberg import catalog, floe, norm, read_avro, table_rows
 
 TARGET_MB = 1
@@ -95,6 +96,27 @@ def test_compaction_keeps_each_key_once_sorted_in_few_files(tmp_path):
         rows = table.scan(snapshot_id=snap.snapshot_id).to_arrow().num_rows
         assert rows == int(s["total-records"]), f"snapshot {snap.snapshot_id} ({op})"
     assert "append" in ops and ({"replace", "overwrite"} & ops), ops
+
+    # A snapshot commits several rewrites, and the files each adds keep the data sequence number
+    # of the snapshot it was planned on (older than the rewrite's own; the file sequence number
+    # is the rewrite's), so rows appended since stay younger; every manifest's
+    # min_sequence_number bounds its live entries'.
+    tasks = [s.summary["floe.compaction-task"].split(",") for s in table.metadata.snapshots
+             if s.summary["floe.compaction-task"] is not None]
+    assert max(map(len, tasks)) > 1, tasks
+    for snap in table.metadata.snapshots:
+        if snap.summary.operation.value not in ("replace", "overwrite"):
+            continue
+        # (table.inspect.entries cannot render this table's uuid bounds: the manifests, read.)
+        added = []
+        for m in snap.manifests(table.io):
+            live = m.fetch_manifest_entry(table.io)
+            assert not live or m.min_sequence_number <= min(e.sequence_number for e in live), m.manifest_path
+            added += [e for e in live if e.status == ManifestEntryStatus.ADDED and e.snapshot_id == snap.snapshot_id]
+        assert added, f"snapshot {snap.snapshot_id} adds files"
+        for e in added:
+            assert e.file_sequence_number == snap.sequence_number, e.data_file.file_path
+            assert e.sequence_number < snap.sequence_number, e.data_file.file_path
 
 
 def test_maintenance_keeps_metadata_bounded_and_every_kept_snapshot_readable(tmp_path):

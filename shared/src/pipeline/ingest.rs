@@ -226,7 +226,7 @@ pub struct CommitTotals {
     pub files: usize,
     /// Append snapshots.
     pub snapshots: usize,
-    /// Rewrites committed (replace or overwrite snapshots).
+    /// Rewrite requests committed (in replace or overwrite snapshots, several to a snapshot).
     pub rewrites: usize,
     /// Stale rewrites rejected.
     pub rejected: usize,
@@ -273,7 +273,7 @@ async fn run_committer(
                         totals.files += landed.files;
                         totals.snapshots += 1;
                     } else {
-                        totals.rewrites += 1;
+                        totals.rewrites += landed.rewrites;
                     }
                 }
                 let mut retried = None;

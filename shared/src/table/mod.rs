@@ -20,7 +20,7 @@ pub use create::{create_table_metadata, partition_spec_text, sort_order_text};
 pub use layout::{data_file_uri, metadata_file_uri, partition_path, table_location};
 pub use lineage::ensure_rewritable;
 pub use snapshot::{
-    Change, Manifests, PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, SnapshotPlan,
+    Added, Change, Manifests, PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, SnapshotPlan,
     plan_snapshot,
 };
 pub use state::{TableState, WriterTable, ensure_supported, load_table, metadata_json};

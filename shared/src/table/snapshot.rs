@@ -114,14 +114,10 @@ fn inherit(e: &ManifestEntry, mf: &ManifestFile) -> ManifestEntry {
 pub struct Change {
     /// `Append` (new rows) or `Replace` (the same rows in other files).
     pub operation: Operation,
-    /// Files added, each with the id of the partition spec it was written with.
-    pub added: Vec<(i32, DataFile)>,
+    /// Files added.
+    pub added: Vec<Added>,
     /// Paths of live files removed.
     pub removed: HashSet<String>,
-    /// The data sequence number of the added files, if not the new snapshot's: a compaction's
-    /// output keeps the sequence number of the snapshot it was planned from, so that rows
-    /// committed after the plan stay younger than the rows it rewrote.
-    pub data_sequence_number: Option<i64>,
     /// Snapshots to expire in the same metadata update.
     pub expire: Vec<i64>,
     /// A new current schema, set in the same metadata update (schema evolution: the schema
@@ -129,14 +125,28 @@ pub struct Change {
     pub schema: Option<Schema>,
 }
 
+/// A file a snapshot adds.
+#[derive(Debug, Clone)]
+pub struct Added {
+    /// The id of the partition spec it was written with.
+    pub spec_id: i32,
+    /// The file.
+    pub file: DataFile,
+    /// Its data sequence number, if not the new snapshot's: a compaction's output keeps the
+    /// sequence number of the snapshot it was planned from, so that rows committed after the
+    /// plan stay younger than the rows it rewrote (one snapshot may carry several compactions'
+    /// outputs, each with its own).
+    pub data_sequence_number: Option<i64>,
+}
+
 impl Change {
-    /// An append of `files`.
+    /// An append of `files`, each with the id of the partition spec it was written with.
     pub fn append(files: Vec<(i32, DataFile)>) -> Self {
+        let added = files.into_iter().map(|(spec_id, file)| Added { spec_id, file, data_sequence_number: None });
         Change {
             operation: Operation::Append,
-            added: files,
+            added: added.collect(),
             removed: HashSet::new(),
-            data_sequence_number: None,
             expire: vec![],
             schema: None,
         }
@@ -203,22 +213,21 @@ pub async fn plan_snapshot(
     };
     let merge = MergePolicy::of(meta);
     let seq = meta.next_sequence_number();
-    let new_specs = change.added.iter().map(|(s, _)| *s).collect::<HashSet<i32>>().len();
+    let new_specs = change.added.iter().map(|a| a.spec_id).collect::<HashSet<i32>>().len();
     if !change.removed.is_empty() || merge.due(manifests.list.len() + new_specs) {
         manifests.read_contents(store, &mut reads).await?;
     }
     let mut summary = SnapshotSummaryCollector::default();
     let mut slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
-    let data_seq = change.data_sequence_number.unwrap_or(seq);
     let mut by_spec: HashMap<i32, Vec<ManifestEntry>> = HashMap::new();
-    for (spec_id, f) in change.added {
-        summary.add_file(&f, meta.current_schema().clone(), spec(meta, spec_id)?);
+    for Added { spec_id, file, data_sequence_number } in change.added {
+        summary.add_file(&file, meta.current_schema().clone(), spec(meta, spec_id)?);
         by_spec.entry(spec_id).or_default().push(ManifestEntry {
             status: ManifestStatus::Added,
             snapshot_id: Some(snapshot_id),
-            sequence_number: Some(data_seq),
+            sequence_number: Some(data_sequence_number.unwrap_or(seq)),
             file_sequence_number: Some(seq),
-            data_file: f,
+            data_file: file,
         });
     }
     // New manifests first, as Iceberg Java orders them.

@@ -91,8 +91,14 @@ impl Committer {
                         self.ports.metrics.observe("freshness_lag_ms", lag.max(0) as f64);
                     }
                     results.extend(taken_ids.into_iter().map(|id| (id, MessageResult::Committed { snapshot_id })));
-                    let landed =
-                        Landed { table: table.clone(), snapshot_id, operation: Operation::Append, files: nfiles, rows };
+                    let landed = Landed {
+                        table: table.clone(),
+                        snapshot_id,
+                        operation: Operation::Append,
+                        files: nfiles,
+                        rows,
+                        rewrites: 0,
+                    };
                     return Ok((results, vec![landed]));
                 }
                 Landing::Lost => continue,

@@ -3,8 +3,8 @@
 //! A writer's create request for a table seen for the first time registers the table first
 //! ([`Committer::create`]: the first definition wins, a later one is a duplicate).
 //! For a batch of commit queue messages, per table under its lock: the file manifests become one
-//! append snapshot ([`append`]: exactly-once per source object through the ledger), then each
-//! rewrite request becomes a `replace` snapshot if every file it removes is still live
+//! append snapshot ([`append`]: exactly-once per source object through the ledger), then the
+//! rewrite requests whose removed files are all still live become one `replace` snapshot
 //! ([`rewrite`]). Each snapshot is written (manifests, manifest list, metadata.json) and the
 //! pointer swapped conditionally ([`Committer::publish`]); only then are the messages
 //! acknowledged (by the caller, from [`MessageResult`]). A lost swap re-plans on the new state;
@@ -16,6 +16,8 @@
 
 mod append;
 mod rewrite;
+
+pub use rewrite::REWRITES_PER_SNAPSHOT;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -109,6 +111,8 @@ pub struct Landed {
     pub files: usize,
     /// Rows added (for a replace, the rows of its added files).
     pub rows: u64,
+    /// Rewrite requests it commits (0 for an append).
+    pub rewrites: usize,
 }
 
 /// Per-message results of one table's commit, and the snapshots it made.
@@ -351,25 +355,23 @@ impl Committer {
         } else {
             self.commit_appends(table, &group.appends, lease).await?
         };
-        for (id, request) in &group.rewrites {
-            match self.commit_rewrite(table, id, request, lease).await {
-                Ok((result, snap)) => {
-                    results.push((id.clone(), result));
-                    landed.extend(snap);
+        if !group.rewrites.is_empty() {
+            match self.commit_rewrites(table, &group.rewrites, lease).await {
+                Ok((r, l)) => {
+                    results.extend(r);
+                    landed.extend(l);
                 }
                 Err(e) if results.is_empty() => return Err(e),
-                // The lock is gone: nothing more may be judged, let alone deleted, under it.
-                Err(e @ Error::LockLost { .. }) => {
-                    warn!(%table, error = %e, "lock lost; the rest of the batch is left for redelivery");
-                    self.cache.remove(table);
-                    let rest = group.rewrites.iter().skip_while(|(r, _)| r != id);
-                    results.extend(rest.map(|(r, _)| (r.clone(), MessageResult::Retry { reason: e.to_string() })));
-                    break;
-                }
                 Err(e) => {
-                    warn!(%table, message = %id, error = %e, "rewrite failed; left for redelivery");
+                    warn!(%table, error = %e, "rewrites failed; left for redelivery");
                     self.cache.remove(table);
-                    results.push((id.clone(), MessageResult::Retry { reason: e.to_string() }));
+                    let reason = e.to_string();
+                    results.extend(
+                        group
+                            .rewrites
+                            .iter()
+                            .map(|(id, _)| (id.clone(), MessageResult::Retry { reason: reason.clone() })),
+                    );
                 }
             }
         }

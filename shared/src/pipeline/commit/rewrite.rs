@@ -1,78 +1,210 @@
-//! Rewrites: a compactor's request becomes a `replace` snapshot if every file it removes is still
-//! live. [`judge`] decides, purely, from the current snapshot's live files; the committer then
-//! commits, acknowledges a duplicate, or rejects a stale request and deletes its added files
-//! (never one that is live: a redelivered request that already landed is a duplicate).
+//! Rewrites: compactors' requests become `replace` snapshots (`overwrite` for those that dropped
+//! duplicates, apart), each taking every request of the batch whose removed files are all still
+//! live (up to [`REWRITES_PER_SNAPSHOT`]).
+//! [`View::judge`] decides, purely, from the current snapshot's live files less those that the
+//! requests taken before it in the same snapshot remove; the committer then commits, acknowledges
+//! a duplicate, or rejects a stale request and deletes its added files (never one that is live or
+//! that the snapshot adds: a redelivered request that already landed is a duplicate).
 
 use std::collections::{HashMap, HashSet};
 
 use iceberg::spec::{DataFile, Operation};
 use tracing::{info, warn};
 
-use super::{Committer, Landed, Landing, MessageResult, fresh_snapshot_id};
+use super::{Committer, Landed, Landing, MessageResult, TableCommit, fresh_snapshot_id};
 use crate::message::RewriteRequest;
 use crate::ports::Lease;
-use crate::table::{Change, Manifests, TableState, plan_snapshot};
+use crate::table::{Added, Change, Manifests, TableState, plan_snapshot};
 use crate::{Error, Result, TableIdent};
 
+/// Rewrite requests committed together in one snapshot at most. Each costs its task id in the
+/// snapshot's summary (21 bytes of metadata.json for as long as the snapshot is kept).
+pub const REWRITES_PER_SNAPSHOT: usize = 100;
+
 impl Committer {
-    /// Commits one rewrite request as a replace snapshot, or settles it (lock held).
-    pub(super) async fn commit_rewrite(
+    /// Commits a batch's rewrite requests (lock held): those that hold become one snapshot per
+    /// [`REWRITES_PER_SNAPSHOT`], the others are settled. A snapshot of several that fails to
+    /// build or land is tried again one request at a time, so that one request cannot hold the
+    /// others back. On a lost lock the rest of the batch is left for redelivery.
+    pub(super) async fn commit_rewrites(
+        &mut self,
+        table: &TableIdent,
+        requests: &[(String, RewriteRequest)],
+        lease: &mut Lease,
+    ) -> Result<TableCommit> {
+        let (mut results, mut landed) = (vec![], vec![]);
+        let mut fresh = vec![];
+        for (id, request) in requests {
+            if self.too_old(request.written_ms) {
+                // Its files may be gone (S3 Tables removes unreferenced files): planned again later.
+                let reason = format!("task {} wrote its files longer ago than the commit age limit", request.task_id);
+                warn!(%table, message = %id, %reason, "rewrite too old; rejected without committing or deleting");
+                results.push((id.clone(), MessageResult::Stale { reason }));
+            } else {
+                fresh.push((id, request));
+            }
+        }
+        // Those that drop duplicates change the table's rows: their snapshots are overwrites,
+        // apart from the others' replaces, which readers and other engines' validations skip.
+        let (replaces, overwrites): (Vec<_>, Vec<_>) = fresh.into_iter().partition(|(_, r)| r.duplicates == 0);
+        let mut chunks: Vec<Vec<(&String, &RewriteRequest)>> = [replaces, overwrites]
+            .iter()
+            .flat_map(|kind| kind.chunks(REWRITES_PER_SNAPSHOT))
+            .map(<[_]>::to_vec)
+            .collect();
+        chunks.reverse();
+        while let Some(chunk) = chunks.pop() {
+            match self.commit_rewrite_chunk(table, &chunk, lease).await {
+                Ok((r, l)) => {
+                    results.extend(r);
+                    landed.extend(l);
+                }
+                Err(e @ Error::LockLost { .. }) => {
+                    // The lock is gone: nothing more may be judged, let alone deleted, under it.
+                    warn!(%table, error = %e, "lock lost; the rest of the batch is left for redelivery");
+                    self.cache.remove(table);
+                    let rest = chunk.iter().chain(chunks.iter().flatten());
+                    results.extend(rest.map(|(id, _)| ((*id).clone(), MessageResult::Retry { reason: e.to_string() })));
+                    break;
+                }
+                Err(e) if chunk.len() > 1 && !e.is_retryable() => {
+                    // Not the store or the catalog: perhaps one request's files. Alone, the others
+                    // go on without it.
+                    warn!(%table, error = %e, requests = chunk.len(), "rewrites failed together; trying them one at a time");
+                    self.cache.remove(table);
+                    chunks.extend(chunk.into_iter().rev().map(|one| vec![one]));
+                }
+                Err(e) if results.is_empty() && chunks.is_empty() => return Err(e),
+                Err(e) => {
+                    warn!(%table, requests = chunk.len(), error = %e, "rewrites failed; left for redelivery");
+                    self.cache.remove(table);
+                    let reason = e.to_string();
+                    results.extend(
+                        chunk.iter().map(|(id, _)| ((*id).clone(), MessageResult::Retry { reason: reason.clone() })),
+                    );
+                }
+            }
+        }
+        Ok((results, landed))
+    }
+
+    /// Judges `chunk` and commits the requests that hold as one snapshot (lock held).
+    async fn commit_rewrite_chunk(
+        &mut self,
+        table: &TableIdent,
+        chunk: &[(&String, &RewriteRequest)],
+        lease: &mut Lease,
+    ) -> Result<TableCommit> {
+        for attempt in 1..=self.cfg.commit_attempts {
+            let (state, manifests) = self.current_with_contents(table).await?;
+            let (verdicts, added) = {
+                let mut view = View::new(&state, &manifests);
+                let verdicts: Vec<Verdict> = chunk.iter().map(|(_, r)| view.judge(r)).collect();
+                (verdicts, view.added)
+            };
+            let taken: Vec<usize> = (0..chunk.len()).filter(|i| matches!(verdicts[*i], Verdict::Take(_))).collect();
+            let snapshot = if taken.is_empty() {
+                None
+            } else {
+                match self.publish_rewrites(table, &state, manifests, chunk, &verdicts, lease, attempt).await? {
+                    Some(landed) => Some(landed),
+                    None => continue, // lost the swap: judge again on the new state
+                }
+            };
+            let mut out = vec![];
+            for ((id, request), verdict) in chunk.iter().zip(verdicts) {
+                let result = self.settle(table, id, request, verdict, snapshot.as_ref(), &added).await;
+                out.push(((*id).clone(), result));
+            }
+            return Ok((out, snapshot.into_iter().collect()));
+        }
+        Err(self.out_of_attempts(table))
+    }
+
+    /// Plans and publishes one snapshot of the taken requests; `None` if the swap was lost.
+    #[allow(clippy::too_many_arguments)]
+    async fn publish_rewrites(
+        &mut self,
+        table: &TableIdent,
+        state: &TableState,
+        manifests: Manifests,
+        chunk: &[(&String, &RewriteRequest)],
+        verdicts: &[Verdict],
+        lease: &mut Lease,
+        attempt: u32,
+    ) -> Result<Option<Landed>> {
+        let mut change = Change::append(vec![]);
+        let (mut tasks, mut levels, mut duplicates) = (vec![], vec![], 0u64);
+        for ((_, request), verdict) in chunk.iter().zip(verdicts) {
+            let Verdict::Take(files) = verdict else { continue };
+            let dsn = Some(request.data_sequence_number);
+            change.added.extend(files.iter().map(|(spec_id, file)| Added {
+                spec_id: *spec_id,
+                file: file.clone(),
+                data_sequence_number: dsn,
+            }));
+            change.removed.extend(request.removed.iter().cloned());
+            tasks.push(request.task_id.as_str());
+            levels.push(request.level);
+            duplicates += request.duplicates;
+        }
+        levels.sort_unstable();
+        levels.dedup();
+        let rows: u64 = change.added.iter().map(|a| a.file.record_count()).sum();
+        let (nfiles, nremoved) = (change.added.len(), change.removed.len());
+        // Dropping duplicates changes the table's rows: an overwrite, not a replace.
+        change.operation = if duplicates == 0 { Operation::Replace } else { Operation::Overwrite };
+        change.expire = self.expiring(table, state).await?;
+        let snapshot_id = fresh_snapshot_id(state);
+        let levels = levels.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        let extra = [(TASK_PROPERTY, tasks.join(",")), ("floe.level", levels)];
+        let store = self.ports.store.clone();
+        let operation = change.operation.clone();
+        let plan = plan_snapshot(store.as_ref(), state, Some(manifests), change, snapshot_id, &extra).await?;
+        match self.publish(table, state, &plan, lease, attempt).await? {
+            Landing::Landed => {
+                info!(%table, snapshot_id, rewrites = tasks.len(), removed = nremoved, added = nfiles, rows, "rewrites committed");
+                self.ports.metrics.count("rewrites", tasks.len() as u64);
+                let rewrites = tasks.len();
+                Ok(Some(Landed { table: table.clone(), snapshot_id, operation, files: nfiles, rows, rewrites }))
+            }
+            Landing::Lost => Ok(None),
+        }
+    }
+
+    /// The message result of one judged request, once its snapshot (if any) has landed; a stale
+    /// request's added files are deleted unless live or `added` by that snapshot.
+    async fn settle(
         &mut self,
         table: &TableIdent,
         id: &str,
         request: &RewriteRequest,
-        lease: &mut Lease,
-    ) -> Result<(MessageResult, Option<Landed>)> {
-        if self.too_old(request.written_ms) {
-            // Its files may be gone (S3 Tables removes unreferenced files): planned again later.
-            let reason = format!("task {} wrote its files longer ago than the commit age limit", request.task_id);
-            warn!(%table, message = %id, %reason, "rewrite too old; rejected without committing or deleting");
-            return Ok((MessageResult::Stale { reason }, None));
-        }
-        for attempt in 1..=self.cfg.commit_attempts {
-            let (state, manifests) = self.current_with_contents(table).await?;
-            let files = match judge(&state, &manifests, request) {
-                Verdict::Take(files) => files,
-                Verdict::Duplicate => return Ok((MessageResult::Duplicate, None)),
-                Verdict::Poison(reason) => {
-                    warn!(%table, message = %id, task = %request.task_id, %reason, "rewrite request refused; poison");
-                    return Ok((MessageResult::Poison { reason }, None));
-                }
-                Verdict::Stale { reason, orphans } => {
-                    warn!(%table, message = %id, task = %request.task_id, %reason, "stale rewrite rejected");
-                    self.ports.metrics.count("rewrites_rejected", 1);
-                    for path in orphans.into_iter().filter(|_| self.may_delete()) {
-                        if let Err(e) = self.ports.store.delete(&path).await {
-                            warn!(%table, file = %path, error = %e, "file of a rejected rewrite not deleted");
-                        }
+        verdict: Verdict,
+        snapshot: Option<&Landed>,
+        added: &HashSet<String>,
+    ) -> MessageResult {
+        match verdict {
+            Verdict::Take(_) => {
+                let snapshot_id = snapshot.expect("a taken request's snapshot landed").snapshot_id;
+                MessageResult::Committed { snapshot_id }
+            }
+            Verdict::Duplicate => MessageResult::Duplicate,
+            Verdict::Poison(reason) => {
+                warn!(%table, message = %id, task = %request.task_id, %reason, "rewrite request refused; poison");
+                MessageResult::Poison { reason }
+            }
+            Verdict::Stale { reason, orphans } => {
+                warn!(%table, message = %id, task = %request.task_id, %reason, "stale rewrite rejected");
+                self.ports.metrics.count("rewrites_rejected", 1);
+                let orphans = orphans.into_iter().filter(|p| !added.contains(p));
+                for path in orphans.filter(|_| self.may_delete()) {
+                    if let Err(e) = self.ports.store.delete(&path).await {
+                        warn!(%table, file = %path, error = %e, "file of a rejected rewrite not deleted");
                     }
-                    return Ok((MessageResult::Stale { reason }, None));
                 }
-            };
-            let rows: u64 = files.iter().map(|(_, f)| f.record_count()).sum();
-            let nfiles = files.len();
-            // Dropping duplicates changes the table's rows: an overwrite, not a replace.
-            let operation = if request.duplicates == 0 { Operation::Replace } else { Operation::Overwrite };
-            let change = Change {
-                operation: operation.clone(),
-                added: files,
-                removed: request.removed.iter().cloned().collect(),
-                data_sequence_number: Some(request.data_sequence_number),
-                expire: self.expiring(table, &state).await?,
-                schema: None,
-            };
-            let snapshot_id = fresh_snapshot_id(&state);
-            let extra = [(TASK_PROPERTY, request.task_id.clone()), ("floe.level", request.level.to_string())];
-            let store = self.ports.store.clone();
-            let plan = plan_snapshot(store.as_ref(), &state, Some(manifests), change, snapshot_id, &extra).await?;
-            if let Landing::Landed = self.publish(table, &state, &plan, lease, attempt).await? {
-                info!(%table, snapshot_id, removed = request.removed.len(), added = nfiles, rows, "rewrite committed");
-                self.ports.metrics.count("rewrites", 1);
-                let landed = Landed { table: table.clone(), snapshot_id, operation, files: nfiles, rows };
-                return Ok((MessageResult::Committed { snapshot_id }, Some(landed)));
+                MessageResult::Stale { reason }
             }
         }
-        Err(self.out_of_attempts(table))
     }
 
     /// The current state with every manifest's contents (read once, then kept warm).
@@ -116,8 +248,17 @@ fn since_plan(meta: &iceberg::spec::TableMetadata, planned: i64) -> Option<Vec<S
     None
 }
 
-/// The snapshot summary property naming the compaction task a replace snapshot committed.
+/// The snapshot summary property listing the compaction tasks a snapshot committed, joined by
+/// ','.
 const TASK_PROPERTY: &str = "floe.compaction-task";
+
+/// The longest task id accepted (Floe's own are 20 hex digits).
+const MAX_TASK_ID: usize = 128;
+
+/// Whether `id` can be listed in [`TASK_PROPERTY`] and read back as itself.
+fn valid_task_id(id: &str) -> bool {
+    (1..=MAX_TASK_ID).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
 
 /// What to do with a rewrite request.
 #[derive(Debug)]
@@ -133,108 +274,160 @@ enum Verdict {
     Poison(String),
 }
 
-/// Judges `request` against the live files of the current snapshot.
-fn judge(state: &TableState, manifests: &Manifests, request: &RewriteRequest) -> Verdict {
-    let meta = &state.metadata;
-    let Some(spec) = meta.partition_spec_by_id(request.spec_id) else {
-        return Verdict::Poison(format!(
-            "rewrite {} names partition spec {} which the table lacks",
-            request.task_id, request.spec_id
-        ));
-    };
-    let Some(written) = meta.schema_by_id(request.schema_id) else {
-        return Verdict::Poison(format!(
-            "rewrite {} names schema {} which the table lacks",
-            request.task_id, request.schema_id
-        ));
-    };
-    // Written with an earlier schema, its bounds take the promoted types.
-    let current = meta.current_schema();
-    let added: Result<Vec<(i32, DataFile)>> =
-        request.added.iter().map(|f| Ok((request.spec_id, f.to_data_file_of(written, current, spec)?))).collect();
-    let added = match added {
-        Ok(files) => files,
-        Err(e) => return Verdict::Poison(format!("rewrite {}: {e}", request.task_id)),
-    };
-    let removed: HashSet<&str> = request.removed.iter().map(String::as_str).collect();
-    if removed.is_empty() || removed.len() != request.removed.len() {
-        return Verdict::Poison(format!("rewrite {} removes no files or names one twice", request.task_id));
+/// What a chunk of rewrite requests is judged against: the current snapshot's live files, less
+/// those removed by the requests taken before in the same chunk.
+struct View<'a> {
+    state: &'a TableState,
+    /// Live files: record count and data sequence number.
+    live: HashMap<&'a str, (u64, i64)>,
+    /// Task ids named by a snapshot of the history.
+    landed: HashSet<&'a str>,
+    /// Whether the table has row-level delete files.
+    deletes: bool,
+    /// Files removed, files added and tasks taken by the requests taken so far.
+    removed: HashSet<String>,
+    added: HashSet<String>,
+    tasks: HashSet<String>,
+}
+
+impl<'a> View<'a> {
+    fn new(state: &'a TableState, manifests: &'a Manifests) -> Self {
+        let live = manifests
+            .live()
+            .map(|(_, e)| (e.file_path(), (e.record_count(), e.sequence_number().unwrap_or(i64::MAX))))
+            .collect();
+        let landed = state
+            .metadata
+            .snapshots()
+            .filter_map(|s| s.summary().additional_properties.get(TASK_PROPERTY))
+            .flat_map(|tasks| tasks.split(','))
+            .collect();
+        let deletes = manifests.list.iter().any(|m| m.content != iceberg::spec::ManifestContentType::Data);
+        View { state, live, landed, deletes, removed: HashSet::new(), added: HashSet::new(), tasks: HashSet::new() }
     }
-    // A request that landed before (its task is in the history) is a redelivery, even if its
-    // files have been compacted again since: they may still be in older snapshots.
-    let landed = meta
-        .snapshots()
-        .any(|s| s.summary().additional_properties.get(TASK_PROPERTY).is_some_and(|t| *t == request.task_id));
-    if landed {
-        return Verdict::Duplicate;
+
+    /// Whether `path` is live in the snapshot being built (before this request).
+    fn is_live(&self, path: &str) -> bool {
+        self.live.contains_key(path) && !self.removed.contains(path)
     }
-    // Its columns must still mean the same in the table's schema (they do unless another
-    // engine dropped one since); if not, the files are left to the orphan sweep.
-    if let Err(why) = crate::convert::evolve::rebase(current, meta.last_column_id(), written, &[]) {
-        let reason = format!("its files no longer fit the table's schema: {why}");
-        return Verdict::Stale { reason, orphans: vec![] };
+
+    /// Judges `request`, and if it is taken, records what it removes and adds.
+    fn judge(&mut self, request: &RewriteRequest) -> Verdict {
+        let verdict = self.verdict(request);
+        if matches!(verdict, Verdict::Take(_)) {
+            self.removed.extend(request.removed.iter().cloned());
+            self.added.extend(request.added.iter().map(|f| f.path.clone()));
+            self.tasks.insert(request.task_id.clone());
+        }
+        verdict
     }
-    let live: HashMap<&str, (u64, i64)> = manifests
-        .live()
-        .map(|(_, e)| (e.file_path(), (e.record_count(), e.sequence_number().unwrap_or(i64::MAX))))
-        .collect();
-    let added_live = request.added.iter().filter(|f| live.contains_key(f.path.as_str())).count();
-    let missing: Vec<&str> = removed.iter().copied().filter(|p| !live.contains_key(p)).collect();
-    let since = since_plan(meta, request.planned_snapshot_id);
-    // Its added files may be deleted only while the current snapshot's own history reaches back
-    // to its plan: had it landed, its snapshot would then be there to say so (checked above).
-    // Otherwise they are left to the orphan sweep, which checks every kept snapshot.
-    let orphans = || -> Vec<String> {
-        let unreferenced = request.added.iter().filter(|f| !live.contains_key(f.path.as_str()));
-        if since.is_some() { unreferenced.map(|f| f.path.clone()).collect() } else { vec![] }
-    };
-    if !missing.is_empty() {
-        let reason = Error::NotLive { files: missing.iter().map(|p| p.to_string()).collect() }.to_string();
-        return Verdict::Stale { reason, orphans: orphans() };
-    }
-    // A table upgraded to v3 since the plan: its rows' ids would not survive the rewrite.
-    if let Err(e) = crate::table::ensure_rewritable(meta.location(), meta) {
-        return Verdict::Stale { reason: e.to_string(), orphans: orphans() };
-    }
-    // Another engine's row-level deletes, or its rewrite of the files this task read (its
-    // references included), since the plan: the merge may bring deleted rows back or drop a key
-    // whose kept copy is gone.
-    let deletes = manifests.list.iter().any(|m| m.content != iceberg::spec::ManifestContentType::Data);
-    let foreign = since.as_ref().is_none_or(|s| s.iter().any(|op| op.foreign_change));
-    if deletes || foreign {
-        let reason = if deletes {
-            "the table has row-level delete files, which Floe does not compact".to_string()
-        } else {
-            format!(
-                "the table changed since snapshot {} other than by appends and Floe's rewrites (or that snapshot is no longer in its history)",
-                request.planned_snapshot_id
-            )
+
+    /// The verdict on `request`, judged against this view.
+    fn verdict(&self, request: &RewriteRequest) -> Verdict {
+        if !valid_task_id(&request.task_id) {
+            // A summary lists its snapshot's tasks joined by ',': such an id would read as others.
+            return Verdict::Poison(format!(
+                "rewrite task id {:?} is not 1 to {MAX_TASK_ID} letters, digits, '.', '_' or '-'",
+                request.task_id
+            ));
+        }
+        let meta = &self.state.metadata;
+        let Some(spec) = meta.partition_spec_by_id(request.spec_id) else {
+            return Verdict::Poison(format!(
+                "rewrite {} names partition spec {} which the table lacks",
+                request.task_id, request.spec_id
+            ));
         };
-        return Verdict::Stale { reason, orphans: if deletes { orphans() } else { vec![] } };
+        let Some(written) = meta.schema_by_id(request.schema_id) else {
+            return Verdict::Poison(format!(
+                "rewrite {} names schema {} which the table lacks",
+                request.task_id, request.schema_id
+            ));
+        };
+        // Written with an earlier schema, its bounds take the promoted types.
+        let current = meta.current_schema();
+        let added: Result<Vec<(i32, DataFile)>> =
+            request.added.iter().map(|f| Ok((request.spec_id, f.to_data_file_of(written, current, spec)?))).collect();
+        let added = match added {
+            Ok(files) => files,
+            Err(e) => return Verdict::Poison(format!("rewrite {}: {e}", request.task_id)),
+        };
+        let removed: HashSet<&str> = request.removed.iter().map(String::as_str).collect();
+        if removed.is_empty() || removed.len() != request.removed.len() {
+            return Verdict::Poison(format!("rewrite {} removes no files or names one twice", request.task_id));
+        }
+        // A request that landed before (its task is in the history) is a redelivery, even if its
+        // files have been compacted again since: they may still be in older snapshots. So is a
+        // second copy of a request taken in this snapshot.
+        if self.landed.contains(request.task_id.as_str()) || self.tasks.contains(&request.task_id) {
+            return Verdict::Duplicate;
+        }
+        // Its columns must still mean the same in the table's schema (they do unless another
+        // engine dropped one since); if not, the files are left to the orphan sweep.
+        if let Err(why) = crate::convert::evolve::rebase(current, meta.last_column_id(), written, &[]) {
+            let reason = format!("its files no longer fit the table's schema: {why}");
+            return Verdict::Stale { reason, orphans: vec![] };
+        }
+        let live = &self.live;
+        let held = |path: &str| live.contains_key(path) || self.added.contains(path);
+        let added_live = request.added.iter().filter(|f| held(f.path.as_str())).count();
+        let missing: Vec<&str> = removed.iter().copied().filter(|p| !self.is_live(p)).collect();
+        let since = since_plan(meta, request.planned_snapshot_id);
+        // Its added files may be deleted only while the current snapshot's own history reaches back
+        // to its plan: had it landed, its snapshot would then be there to say so (checked above).
+        // Otherwise they are left to the orphan sweep, which checks every kept snapshot.
+        let orphans = || -> Vec<String> {
+            let unreferenced = request.added.iter().filter(|f| !held(f.path.as_str()));
+            if since.is_some() { unreferenced.map(|f| f.path.clone()).collect() } else { vec![] }
+        };
+        if !missing.is_empty() {
+            let reason = Error::NotLive { files: missing.iter().map(|p| p.to_string()).collect() }.to_string();
+            return Verdict::Stale { reason, orphans: orphans() };
+        }
+        // A table upgraded to v3 since the plan: its rows' ids would not survive the rewrite.
+        if let Err(e) = crate::table::ensure_rewritable(meta.location(), meta) {
+            return Verdict::Stale { reason: e.to_string(), orphans: orphans() };
+        }
+        // Another engine's row-level deletes, or its rewrite of the files this task read (its
+        // references included), since the plan: the merge may bring deleted rows back or drop a key
+        // whose kept copy is gone.
+        let deletes = self.deletes;
+        let foreign = since.as_ref().is_none_or(|s| s.iter().any(|op| op.foreign_change));
+        if deletes || foreign {
+            let reason = if deletes {
+                "the table has row-level delete files, which Floe does not compact".to_string()
+            } else {
+                format!(
+                    "the table changed since snapshot {} other than by appends and Floe's rewrites (or that snapshot is no longer in its history)",
+                    request.planned_snapshot_id
+                )
+            };
+            return Verdict::Stale { reason, orphans: if deletes { orphans() } else { vec![] } };
+        }
+        if added_live > 0 {
+            return Verdict::Poison(format!(
+                "rewrite {} adds {added_live} file(s) the table already holds",
+                request.task_id
+            ));
+        }
+        let removed_rows: u64 = removed.iter().map(|p| live[p].0).sum();
+        let newest_input = removed.iter().map(|p| live[p].1).max().unwrap_or(i64::MAX);
+        let planned_seq = meta.snapshot_by_id(request.planned_snapshot_id).map(|s| s.sequence_number());
+        if planned_seq != Some(request.data_sequence_number) || request.data_sequence_number < newest_input {
+            return Verdict::Poison(format!(
+                "rewrite {} carries data sequence number {}, not that of its planned snapshot ({planned_seq:?}) at least {newest_input}",
+                request.task_id, request.data_sequence_number
+            ));
+        }
+        if removed_rows != request.removed_rows || request.added_rows() + request.duplicates != removed_rows {
+            return Verdict::Poison(format!(
+                "rewrite {} does not account for every row: the removed files hold {removed_rows}, it claims {} removed, {} added and {} duplicates",
+                request.task_id,
+                request.removed_rows,
+                request.added_rows(),
+                request.duplicates
+            ));
+        }
+        Verdict::Take(added)
     }
-    if added_live > 0 {
-        return Verdict::Poison(format!(
-            "rewrite {} adds {added_live} file(s) the table already holds",
-            request.task_id
-        ));
-    }
-    let removed_rows: u64 = removed.iter().map(|p| live[p].0).sum();
-    let newest_input = removed.iter().map(|p| live[p].1).max().unwrap_or(i64::MAX);
-    let planned_seq = meta.snapshot_by_id(request.planned_snapshot_id).map(|s| s.sequence_number());
-    if planned_seq != Some(request.data_sequence_number) || request.data_sequence_number < newest_input {
-        return Verdict::Poison(format!(
-            "rewrite {} carries data sequence number {}, not that of its planned snapshot ({planned_seq:?}) at least {newest_input}",
-            request.task_id, request.data_sequence_number
-        ));
-    }
-    if removed_rows != request.removed_rows || request.added_rows() + request.duplicates != removed_rows {
-        return Verdict::Poison(format!(
-            "rewrite {} does not account for every row: the removed files hold {removed_rows}, it claims {} removed, {} added and {} duplicates",
-            request.task_id,
-            request.removed_rows,
-            request.added_rows(),
-            request.duplicates
-        ));
-    }
-    Verdict::Take(added)
 }
