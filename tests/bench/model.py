@@ -82,10 +82,10 @@ K = {
     "EXPIRE_BATCH": [8, "table/maintain.rs EXPIRE_BATCH"],
     "CLAIM_CHECK_BYTES": [240 * 1024, "adapters/aws/sqs_queue.rs CLAIM_CHECK_THRESHOLD"],
     "LISTED_BATCH_IDS": [50, "pipeline/commit/append.rs LISTED_BATCHES (ids in each snapshot summary)"],
-    # Code-level knobs: the code as it is; CODE below names those the 'tuned' scenario changes
+    # Code-level knobs: the code as it is
     "LEDGER_PARALLEL": [32, "adapters/aws/dynamodb_ledger.rs record: one UpdateItem per source, MARKS_IN_FLIGHT = 32 at once"],
     "DELETE_PARALLEL": [64, "table/maintain.rs DELETE_PARALLEL: Cleanup::run deletes expired files 64 at a time"],
-    "REWRITES_PER_SNAPSHOT": [1, "commit/mod.rs commit_locked: each rewrite request is its own snapshot"],
+    "REWRITES_PER_SNAPSHOT": [100, "commit/rewrite.rs REWRITES_PER_SNAPSHOT: a batch's rewrite requests share a snapshot, 100 at most"],
     "REF_READ_FRACTION": [0.12, "compact/keys.rs: references read by ranged GETs of footer and key column (measured)"],
     "REF_GETS": [2, "compact/keys.rs: a ranged GET of the footer (64 KiB hint), then one of the key column chunk"],
     "REFS_SHARED": [1, "compact/keys.rs KeyIndex: a reference's keys read once per run, shared by its tasks"],
@@ -338,7 +338,10 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
     # A rewrite snapshot rewrites every manifest holding a file it removes: every append manifest
     # since the last tick holds L0 files of (nearly) every partition, so each L0 rewrite rewrites
     # them all, less the entries earlier rewrites of the tick already dropped (files0 / 2 on average).
-    snaps = max(1.0, math.ceil(tasks / k("REWRITES_PER_SNAPSHOT")))
+    # a batch's rewrites share one snapshot: REWRITES_PER_SNAPSHOT, or as many requests as one
+    # committer event holds
+    per_event = int(k("LAMBDA_PAYLOAD") // ((400 if claim else req) * k("JSON_ESCAPE") + k("ESM_RECORD_BYTES")))
+    snaps = max(1.0, math.ceil(tasks / max(1, min(k("REWRITES_PER_SNAPSHOT"), k("COMMIT_BATCH"), per_event))))
     l0_snaps = snaps * t0 / tasks
     entries = files0 * (l0_snaps + 1) / 2 + n_out
     touched = min(commits_tick, k("MERGE_PAST")) / 2  # the append manifests since the last merge, on average
@@ -484,9 +487,7 @@ TUNED = {  # what the model says it takes
     "WRITER_BATCH": 1000,        # infra writer_batch_size (with a batching window of a few seconds)
     "EXPECTED_OBJECT_MB": 0.61,  # infra expected_object_mb = the objects' size: ~2 GB writers
     "COMMITTER_MB": 1769,        # infra committer_memory_mb: one full vCPU
-    "REWRITES_PER_SNAPSHOT": 1000,  # one snapshot per committer batch of rewrites
 }
-CODE = {"REWRITES_PER_SNAPSHOT"}
 
 
 def main():

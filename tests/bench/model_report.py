@@ -7,7 +7,7 @@ import shlex
 import sys
 import time
 
-from model import CODE, GB, K, MB, REQUESTS, TB, TUNED, k, tenant_shares
+from model import GB, K, MB, REQUESTS, TB, TUNED, k, tenant_shares
 
 def hms(sec):
     return f"{sec:,.0f} s" if sec < 600 else f"{sec / 3600:,.1f} h"
@@ -35,11 +35,11 @@ def findings(dep, tun):
         f"deployed: each source costs two DynamoDB UpdateItems (ledger pending, then committed; "
         f"{k('LEDGER_PARALLEL')} in flight at once), "
         f"and the Lambda's 6 MB event caps a batch at {c['cap']} manifests of {w['msg'] / 1e3:.0f} KB. With the "
-        f"work compaction gives it (one snapshot per rewrite request, each rewriting the manifests that hold its "
-        f"files, one PUT at a time) and the deletes of expired files ({k('DELETE_PARALLEL')} at a time, "
+        f"work compaction gives it (a snapshot per {k('REWRITES_PER_SNAPSHOT'):.0f} rewrite requests, each "
+        f"rewriting the manifests that hold its files, one PUT at a time) and the deletes of expired files ({k('DELETE_PARALLEL')} at a time, "
         f"~{w['d'] / w['b']:.0f} data files per Avro file), it saturates at **{dep['sat']:,.0f} files/min**; at the "
-        f"target it would need {c['rho']:,.0f} times its time. Bigger writer batches and one "
-        f"snapshot per batch of rewrites (the *tuned* column) bring it to {tc['rho']:.2f} busy at the target, "
+        f"target it would need {c['rho']:,.2f} times its time. Bigger writer batches and a full vCPU "
+        f"(the *tuned* column) bring it to {tc['rho']:.2f} busy at the target, "
         f"saturating at {tun['sat']:,.0f} files/min.",
         f"- **Compactors.** A tick plans ~{rw['tasks']:,.0f} tasks (the hot tenant's ~{rw['q0'] * tenant_shares()[0] / k('MAX_TASK_BYTES'):,.0f} of 512 MiB "
         "alone) where the deployed schedule runs 16 from one invocation. Every L0 task of a partition takes the "
@@ -82,7 +82,7 @@ def report(scs, args, measured):
            f"from {args.bench_source}. Produced by:", "", "    " + " ".join(shlex.quote(x) for x in [os.path.relpath(sys.executable)] + sys.argv), "",
            "`make bench-model` runs the same with `--bench-json target/bench/bench.json` (written by `make bench`).", "",
            "**As deployed** is `infra/` with its defaults and the code as it is. **Tuned** is what the model says it "
-           "takes: " + ", ".join(f"`{n}` = {v:g}{' (code change)' if n in CODE else ''}" for n, v in TUNED.items())
+           "takes: " + ", ".join(f"`{n}` = {v:g}" for n, v in TUNED.items())
            + ".", ""] + findings(dep, tun) + ["", head.replace("| |", "| at noon |", 1)]
 
     def row(label, f):
