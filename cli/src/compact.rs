@@ -42,6 +42,10 @@ pub(crate) struct CompactSettings {
     /// Tasks run at once (default: the number of cores).
     #[arg(long)]
     parallelism: Option<usize>,
+    /// Megabytes of dedup reference keys the run keeps so that tasks naming the same file read
+    /// it once (0: each task streams its references; a task's own memory is its inputs').
+    #[arg(long, default_value_t = 256)]
+    shared_key_mb: usize,
 }
 
 impl CompactSettings {
@@ -54,6 +58,7 @@ impl CompactSettings {
         }
         let mut o = CompactOptions { full: self.full, min_files: self.min_files, ..Default::default() };
         o.max_task_bytes = self.max_task_mb << 20;
+        o.shared_key_bytes = self.shared_key_mb << 20;
         if let Some(p) = self.parallelism {
             o.parallelism = p.max(1);
         }

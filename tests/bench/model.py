@@ -88,7 +88,7 @@ K = {
     "REWRITES_PER_SNAPSHOT": [100, "commit/rewrite.rs REWRITES_PER_SNAPSHOT: a batch's rewrite requests share a snapshot, 100 at most"],
     "REF_READ_FRACTION": [0.12, "compact/keys.rs: references read by ranged GETs of footer and key column (measured)"],
     "REF_GETS": [2, "compact/keys.rs: a ranged GET of the footer (64 KiB hint), then one of the key column chunk"],
-    "REFS_SHARED": [1, "compact/keys.rs KeyIndex: a reference's keys read once per run, shared by its tasks"],
+    "SHARED_KEY_BYTES": [256 * MIB, "compactor.rs: min(memory/8, 256 MiB): reference keys a run keeps for its tasks (keys.rs KeyIndex); past it each task streams its references"],
     # AWS behaviour (not measured here: typical in-region figures; AWS's S3 guidelines quote
     # 100-200 ms for small objects, so the S3 latencies below are on the optimistic side)
     "MB_PER_VCPU": [1769, "Lambda: 1,769 MB = one vCPU, CPU share proportional below"],
@@ -300,10 +300,15 @@ def committer(w, other, meta_bytes):
                 files=m * w["d"], backlog_h=(lam - served) * 3600)
 
 
-def chain(c, mt):
+def chain(c, mt, shared):
     """Bytes a chain of c tasks reads as references to the inputs of the tasks before it
     (compact/plan.rs chain): each task all earlier ones, or each input once if shared."""
-    return (c - 1) * mt if k("REFS_SHARED") else c * (c - 1) / 2 * mt
+    return (c - 1) * mt if shared else c * (c - 1) / 2 * mt
+
+
+def key_mem(parquet_bytes):
+    """Memory of the keys of the rows in `parquet_bytes` of compacted Parquet, held in a set."""
+    return parquet_bytes / (k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO")) * k("KEY_SET_BYTES")
 
 
 def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, live):
@@ -317,8 +322,10 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
         c0 = math.ceil(q0 * p / mt)  # L0 -> L1 of today's partition; references: all its compacted files
         c2 = math.ceil(q1 * p / mt) if q1 * p >= tgt else 1 / k("MIN_FILES")  # L1 -> L2, no references
         t0, t2 = t0 + c0 + y, t2 + c2
-        refs += (1 if k("REFS_SHARED") else c0) * today_c * p + y * yest_c * p  # late rows: yesterday's too
-        ch0, ch2 = ch0 + chain(c0, mt), ch2 + chain(max(c2, 1), mt)
+        # a run keeps a reference's keys for the chain's other tasks while they fit its budget
+        shared = key_mem(today_c * p + c0 * mt) <= k("SHARED_KEY_BYTES")
+        refs += (1 if shared else c0) * today_c * p + y * yest_c * p  # late rows: yesterday's too
+        ch0, ch2 = ch0 + chain(c0, mt, shared), ch2 + chain(max(c2, 1), mt, True)
     tasks, n_out = t0 + t2, 2 * q1 / tgt + len(shares) * 2
     whole = refs + ch0 + ch2  # reference bytes; the code reads REF_READ_FRACTION of them
     ref_files = refs / tgt + ch0 / max(q0 / max(files0, 1), 1) + ch2 / tgt
@@ -327,9 +334,8 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
     io += n_out * put_s(min(tgt, q1 * 2 / n_out)) + tasks * k("SQS_MS") / 1000
     rows_per_byte = 1 / (k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO"))
     cpu = (q0 + q1) / (k("COMPACT_MB_CPU_S") * MB * k("ARM_SPEED")) + whole * rows_per_byte * k("KEY_ROW_NS") / 1e9
-    # the hottest partition's task holds its references (bytes read) and a set of all their keys
-    hot = today_c * shares[0]
-    hot_mem = hot * k("REF_READ_FRACTION") + hot * rows_per_byte * k("KEY_SET_BYTES") + k("MAX_TASK_BYTES")
+    # the hottest partition's task holds its inputs, their keys, and the run's kept reference keys
+    hot_mem = k("MAX_TASK_BYTES") + key_mem(k("MAX_TASK_BYTES")) + k("SHARED_KEY_BYTES")
     inv_s = io / k("COMPACT_PARALLEL") + cpu / (k("COMPACTOR_MB") / k("MB_PER_VCPU"))
     # planning reads every manifest of the snapshot (compact/mod.rs plan_table), parsed like a rewrite
     inv_s += get_s(live * k("ENTRY_BYTES")) + live * k("REWRITE_ENTRY_MS") / 1000 / vcpu(k("COMPACTOR_MB"))
@@ -468,19 +474,18 @@ def totals(rows, step=60):
 
 
 # ---------------------------------------------------------------- scenarios (reported by model_report)
-def outgrows(tenant):
-    """Seconds after midnight when tenant's day-partition references (bytes read + key set)
-    exceed the compactor's memory (compact/keys.rs Taken holds them all)."""
+def streamed_after(tenant):
+    """Seconds after midnight when the keys of tenant's day-partition references outgrow the
+    run's budget (compact/keys.rs KeyIndex): from then on each task of its chain streams them."""
     rows_s = k("FILES_PER_MIN") / 60 * k("EVENTS_PER_FILE") * tenant_shares()[tenant]
-    per_row = k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO") * k("REF_READ_FRACTION") + k("KEY_SET_BYTES")
-    return k("COMPACTOR_MB") * MIB / (rows_s * per_row)
+    return k("SHARED_KEY_BYTES") / (rows_s * k("KEY_SET_BYTES"))
 
 
 def scenario(name, diurnal):
     rows = simulate(diurnal)
     sat, sat_append, curve = saturation()
     return dict(name=name, rows=rows, s=totals(rows), mid=rows[len(rows) // 2], sat=sat, sat_append=sat_append,
-                curve=curve, og=(outgrows(0), outgrows(int(k("TENANTS")) - 1)))
+                curve=curve, og=(streamed_after(0), streamed_after(int(k("TENANTS")) - 1)))
 
 
 TUNED = {  # what the model says it takes

@@ -7,7 +7,7 @@ import shlex
 import sys
 import time
 
-from model import GB, K, MB, REQUESTS, TB, TUNED, k, tenant_shares
+from model import GB, K, MB, MIB, REQUESTS, TB, TUNED, k, tenant_shares
 
 def hms(sec):
     return f"{sec:,.0f} s" if sec < 600 else f"{sec / 3600:,.1f} h"
@@ -42,14 +42,16 @@ def findings(dep, tun):
         f"(the *tuned* column) bring it to {tc['rho']:.2f} busy at the target, "
         f"saturating at {tun['sat']:,.0f} files/min.",
         f"- **Compactors.** A tick plans ~{rw['tasks']:,.0f} tasks (the hot tenant's ~{rw['q0'] * tenant_shares()[0] / k('MAX_TASK_BYTES'):,.0f} of 512 MiB "
-        "alone) where the deployed schedule runs 16 from one invocation. Every L0 task of a partition takes the "
-        "keys of all the partition's compacted files as dedup references (compact/keys.rs: footer and key column "
-        f"only, {k('REF_READ_FRACTION'):.0%} of their bytes, each file once per run) and holds them in a hash set: "
-        "with day partitions the hottest tenant's keys outgrow "
-        f"a {k('COMPACTOR_MB'):,.0f} MB compactor {hms(dep['og'][0])} after midnight and the coldest tenant's after "
-        f"{hms(dep['og'][1])}, and a noon tick would read {rw['refs'] / TB:,.1f} TB of key columns. Exact dedup "
-        "against a whole day partition does not scale to this workload as designed; it needs a bounded index of "
-        "keys (or smaller partitions to dedup in).",
+        "alone) where the deployed schedule runs 16 from one invocation. Every L0 task of a partition checks its "
+        "inputs' keys against the key columns of all the partition's compacted files (compact/keys.rs: footer and "
+        f"key column only, {k('REF_READ_FRACTION'):.0%} of their bytes, streamed past a set of the task's own keys, "
+        f"so a task needs ~{rw['hot_mem'] / GB:,.1f} GB however big its partition). A run keeps a reference's keys "
+        f"for the other tasks of a chain while they fit {k('SHARED_KEY_BYTES') / MIB:,.0f} MiB: the hottest "
+        f"tenant's outgrow that {hms(dep['og'][0])} after midnight (the coldest's after {hms(dep['og'][1])}), "
+        f"and then each of its chain's tasks streams them, so a noon tick reads {rw['refs'] / TB:,.1f} TB of key "
+        "columns. Memory is bounded; the reads are not: exact dedup against a whole day partition reads more "
+        "at every tick of the day. It needs an index of keys that a task can probe without reading them all, "
+        "or a bound on how far back a duplicate is looked for (a dedup window), or smaller partitions.",
         f"- **Metadata.** The manifest sawtooth (1-{k('MERGE_PAST') + 1}) rides on the 8 MiB manifests that hold the "
         f"table's live files ({fmt(tun['rows'][-1]['live'])} with {k('HISTORY_DAYS'):.0f} days kept, "
         f"{tun['rows'][-1]['manifest_bytes'] / GB:,.1f} GB of manifests), which every compactor tick reads and holds "
@@ -107,8 +109,9 @@ def report(scs, args, measured):
         f"({2 * k('PARQUET_C_RATIO') / k('PARQUET_L0_RATIO'):.2f}: L0 -> L1 -> L2, each row twice)")
     row("**compactor concurrency** (deployed: 1 per tick)", lambda x: f"**{m(x, 'rw', 'inv_s') / k('COMPACT_TICK_S'):,.0f}**")
     row("dedup references read per tick", lambda x: f"{m(x, 'rw', 'refs') / TB:,.1f} TB")
-    row("hottest partition's task memory", lambda x: f"{m(x, 'rw', 'hot_mem') / GB:,.0f} GB")
-    row("references outgrow the compactor: hottest / coldest partition", lambda x: f"{hms(x['og'][0])} / {hms(x['og'][1])}")
+    row("hottest partition's task memory", lambda x: f"{m(x, 'rw', 'hot_mem') / GB:,.1f} GB")
+    row("references outgrow the run's kept keys (then each task streams them): hottest / coldest partition",
+        lambda x: f"{hms(x['og'][0])} / {hms(x['og'][1])}")
     row("manifests in the snapshot over the day (min-max)",
         lambda x: f"{min(r['manifests'] for r in x['rows']):,.0f}-{max(r['manifests'] for r in x['rows']):,.0f}")
     row("manifest bytes (end of day)", lambda x: f"{x['rows'][-1]['manifest_bytes'] / GB:,.1f} GB")

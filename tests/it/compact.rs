@@ -113,13 +113,39 @@ async fn compaction_keeps_each_key_once_sorted_in_few_files() {
 /// only its footer and key column; the chain still keeps the first copy of every key.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chain_of_tasks_reads_each_reference_once_and_only_its_keys() {
+    let (t, taken, distinct) = chained_compaction("ev.chain", CompactOptions::default().shared_key_bytes).await;
+    assert!(taken >= 2 * distinct, "the chains reference files repeatedly: {taken} for {distinct}");
+    assert_eq!(t.reference_files, distinct, "each referenced file's keys read once in the run");
+    eprintln!("reference keys: {} of {} bytes read", t.reference_key_bytes, t.reference_bytes);
+    assert!(
+        t.reference_key_bytes * 2 < t.reference_bytes,
+        "footers and key columns only: {} of {} bytes",
+        t.reference_key_bytes,
+        t.reference_bytes
+    );
+}
+
+/// With no budget to keep keys for the run, each task streams its references past its own
+/// keys: more reads, the same table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_runs_key_budget_each_task_streams_its_references_with_the_same_result() {
+    let (t, taken, distinct) = chained_compaction("ev.streamed", 0).await;
+    assert!(taken > distinct);
+    assert_eq!(t.reference_files, taken, "each task read its references itself");
+}
+
+/// Two rounds of one partition (copies across them), the first compacted, then the second
+/// compacted as a chain of one-file tasks keeping `shared_key_bytes` of reference keys: each key
+/// once, files sorted. Returns the run's totals, the references its tasks named, and the distinct
+/// files among them.
+async fn chained_compaction(
+    name: &str,
+    shared_key_bytes: usize,
+) -> (floe::pipeline::compact::TaskOutcome, usize, usize) {
     let h = Harness::new();
     // One partition, so the files are big enough for their key column to be a small part.
-    let cfg = TableConfig::new("ev.chain".parse().unwrap())
-        .with_sort_by("event_time")
-        .unwrap()
-        .with_dedup_key("event_id")
-        .unwrap();
+    let cfg =
+        TableConfig::new(name.parse().unwrap()).with_sort_by("event_time").unwrap().with_dedup_key("event_id").unwrap();
     let first = h.events("a", 4, 3000, 11, 0.1).await;
     ingest_round(&h, &cfg, first.clone()).await;
     compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.expect("full compaction");
@@ -129,28 +155,19 @@ async fn a_chain_of_tasks_reads_each_reference_once_and_only_its_keys() {
     ingest_round(&h, &cfg, second.clone()).await;
 
     // One input file per task: every partition with level-0 files becomes a chain.
-    let chained = CompactOptions { max_task_bytes: 1, ..opts(false) };
+    let chained = CompactOptions { max_task_bytes: 1, shared_key_bytes, ..opts(false) };
     let plan = plan_table(&h.ports, &cfg.table, &chained).await.unwrap();
     let distinct: HashSet<&String> = plan.tasks.iter().flat_map(|t| &t.references).collect();
     let taken: usize = plan.tasks.iter().map(|t| t.references.len()).sum();
-    assert!(taken >= 2 * distinct.len(), "the chains reference files repeatedly: {taken} for {}", distinct.len());
     let (report, totals) =
         compact_and_commit(&h.engine, &h.ports, &cfg.table, &chained, VISIBILITY).await.expect("chained compaction");
     assert_eq!(totals.rewrites, plan.tasks.len(), "{totals:?}");
-    let t = &report.totals;
-    assert_eq!(t.reference_files, distinct.len(), "each referenced file's keys read once in the run");
-    eprintln!("reference keys: {} of {} bytes read", t.reference_key_bytes, t.reference_bytes);
-    assert!(
-        t.reference_key_bytes * 2 < t.reference_bytes,
-        "footers and key columns only: {} of {} bytes",
-        t.reference_key_bytes,
-        t.reference_bytes
-    );
     let mut all = source_event_ids(&first);
     all.extend(source_event_ids(&second));
     let end = contents(&h.ports, &cfg.table).await;
     assert_each_key_once(&end, &all);
     assert_sorted(&end);
+    (report.totals, taken, distinct.len())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

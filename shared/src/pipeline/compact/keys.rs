@@ -1,16 +1,18 @@
-//! The dedup keys of a compaction run's references: which keys older files hold, so a task drops
-//! its inputs' later copies.
+//! The dedup keys of a compaction run's references: which of a task's input keys older files
+//! hold, so the task drops its inputs' later copies.
 //!
+//! A task's memory is bounded by its own inputs, not by its references: it holds the set of its
+//! inputs' keys and streams each reference's key columns past it, keeping only the keys found.
 //! A reference is read with ranged GETs of its footer and its key columns only (a file smaller
-//! than the footer read comes whole with it), and once per run however many of the run's tasks
-//! reference it (the tasks of a hot partition's
-//! chain all reference the partition's compacted files, and each the inputs of the tasks before
-//! it). A file's keys stay in the run's index until the last task that references it has taken
-//! them, so the index holds the keys of the partitions in progress, not of the whole table.
+//! than the footer read comes whole with it). A reference that several of the run's tasks name
+//! (the tasks of a hot partition's chain all reference the partition's compacted files, and each
+//! the inputs of the tasks before it) is read once and its keys kept for the others, while the
+//! keys kept stay under the run's budget; past it, each task streams it again. A file's keys
+//! stay until the last task that references it has taken them.
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{Array, BooleanArray, RecordBatch};
@@ -34,13 +36,36 @@ use crate::ports::ObjectStore;
 use crate::table::WriterTable;
 use crate::{Error, Result};
 
-/// The row encodings of one file's non-null keys.
-pub(super) type FileKeys = Vec<Box<[u8]>>;
+/// The row encodings of one file's non-null keys, kept for the run's tasks; what they cost
+/// counts in the run's kept bytes while they live.
+struct FileKeys {
+    keys: Vec<Box<[u8]>>,
+    bytes: usize,
+    kept: Arc<AtomicUsize>,
+}
+
+impl FileKeys {
+    fn new(keys: Vec<Box<[u8]>>, kept: Arc<AtomicUsize>) -> Self {
+        let bytes = keys.iter().map(|k| k.len() + KEY_OVERHEAD).sum();
+        kept.fetch_add(bytes, Ordering::Relaxed);
+        FileKeys { keys, bytes, kept }
+    }
+}
+
+impl Drop for FileKeys {
+    fn drop(&mut self) {
+        self.kept.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+/// A set of key row encodings.
+pub(super) type KeySet = HashSet<Box<[u8]>>;
 
 /// What reading reference keys cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(super) struct KeyReads {
-    /// Reference files read (those another task of the run had read already are not counted).
+    /// Reference files read (those read already for another task of the run and kept are not
+    /// counted).
     pub files: usize,
     /// Their sizes: what whole reads would have cost.
     pub file_bytes: u64,
@@ -48,7 +73,16 @@ pub(super) struct KeyReads {
     pub read: u64,
 }
 
-/// A run's reference keys, read on first use and shared by the run's tasks.
+impl KeyReads {
+    fn add(&mut self, other: KeyReads) {
+        self.files += other.files;
+        self.file_bytes += other.file_bytes;
+        self.read += other.read;
+    }
+}
+
+/// A run's reference keys: read on a task's demand, kept for the run's other tasks within a
+/// budget.
 pub(super) struct KeyIndex {
     table: Arc<WriterTable>,
     store: Arc<dyn ObjectStore>,
@@ -56,74 +90,119 @@ pub(super) struct KeyIndex {
     /// Sizes of the live files (a ranged read of the footer starts from the end).
     sizes: HashMap<String, u64>,
     files: Mutex<HashMap<String, Entry>>,
+    /// Bytes of keys kept for other tasks at most, and kept now.
+    budget: usize,
+    kept: Arc<AtomicUsize>,
 }
 
 struct Entry {
     keys: Arc<OnceCell<Arc<FileKeys>>>,
     /// Tasks of the run that have yet to take this file's keys.
     users: usize,
+    /// Whether a task has taken to read and keep them for the others.
+    shared: bool,
+}
+
+/// A task's claim on one reference: its keys if kept (or to be kept) for other tasks.
+enum Claim {
+    /// Read (or take the kept keys) and keep them for the tasks still to come.
+    Shared(Arc<OnceCell<Arc<FileKeys>>>),
+    /// Stream it past the task's keys, keeping nothing.
+    Stream,
 }
 
 impl KeyIndex {
-    /// The index for running `tasks` of `table`, whose live files have `sizes`.
+    /// The index for running `tasks` of `table`, whose live files have `sizes`, keeping at most
+    /// `budget` bytes of keys for references that several tasks name.
     pub(super) fn new(
         table: Arc<WriterTable>,
         store: Arc<dyn ObjectStore>,
         sizes: HashMap<String, u64>,
         tasks: &[Task],
+        budget: usize,
     ) -> Result<Self> {
         let converter = Arc::new(key_converter(&table)?);
         let mut files: HashMap<String, Entry> = HashMap::new();
         if !table.dedup_key.is_empty() {
             for path in tasks.iter().flat_map(|t| &t.references) {
-                let e = files.entry(path.clone()).or_insert_with(|| Entry { keys: Arc::default(), users: 0 });
+                let e = files.entry(path.clone()).or_insert_with(|| Entry {
+                    keys: Arc::default(),
+                    users: 0,
+                    shared: false,
+                });
                 e.users += 1;
             }
         }
-        Ok(KeyIndex { table, store, converter, sizes, files: Mutex::new(files) })
+        let kept = Arc::new(AtomicUsize::new(0));
+        Ok(KeyIndex { table, store, converter, sizes, files: Mutex::new(files), budget, kept })
     }
 
-    /// The keys of `task`'s references (none if the table has no dedup key), and what reading
-    /// them cost this call. Call it once per task.
-    pub(super) async fn taken(&self, task: &Task) -> Result<(Taken, KeyReads)> {
-        let mut taken = Taken { converter: self.converter.clone(), files: vec![] };
+    /// The keys of `batches` (a task's decoded inputs; rows without a key left out).
+    pub(super) fn keys_of(&self, batches: &[RecordBatch]) -> Result<KeySet> {
+        let mut keys = KeySet::new();
+        for b in batches {
+            let (rows, keyless) = key_rows(&self.table, &self.converter, b)?;
+            keys.extend((0..b.num_rows()).filter(|i| !keyless(*i)).map(|i| Box::from(rows.row(i).data())));
+        }
+        Ok(keys)
+    }
+
+    /// Which of `mine` (a task's input keys) `task`'s references hold, and what reading them
+    /// cost this call. Call it once per task.
+    pub(super) async fn found(&self, task: &Task, mine: &KeySet) -> Result<(Found, KeyReads)> {
+        let mut found = Found { converter: self.converter.clone(), keys: KeySet::new() };
         let mut cost = KeyReads::default();
         if self.table.dedup_key.is_empty() {
-            return Ok((taken, cost));
+            return Ok((found, cost));
         }
         for path in &task.references {
-            let cell = self.checkout(path);
-            let keys = cell
-                .get_or_try_init(|| async {
-                    let (keys, read) = self.read(path).await?;
-                    cost.read += read.read;
-                    cost.file_bytes += read.file_bytes;
-                    cost.files += 1;
-                    Ok::<_, Error>(Arc::new(keys))
-                })
-                .await?;
-            taken.files.push(keys.clone());
+            match self.checkout(path) {
+                Claim::Shared(cell) => {
+                    let keys = cell
+                        .get_or_try_init(|| async {
+                            let mut keys = vec![];
+                            cost.add(self.read(path, |k| keys.push(Box::from(k))).await?);
+                            Ok::<_, Error>(Arc::new(FileKeys::new(keys, self.kept.clone())))
+                        })
+                        .await?;
+                    found.keys.extend(keys.keys.iter().filter(|k| mine.contains(&k[..])).cloned());
+                }
+                Claim::Stream => {
+                    let keys = &mut found.keys;
+                    let read = self.read(path, |k| {
+                        if mine.contains(k) {
+                            keys.insert(Box::from(k));
+                        }
+                    });
+                    cost.add(read.await?);
+                }
+            }
         }
-        Ok((taken, cost))
+        Ok((found, cost))
     }
 
-    /// The cell of `path`'s keys; the index forgets it once its last user has it.
-    fn checkout(&self, path: &str) -> Arc<OnceCell<Arc<FileKeys>>> {
+    /// How this task reads `path`; the index forgets a file once its last user has it (and
+    /// its keys go when the last task holding them is done).
+    fn checkout(&self, path: &str) -> Claim {
         let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
         let Some(e) = files.get_mut(path) else {
             // Not counted (a task outside the plan the index was made for): read for this one.
-            return Arc::default();
+            return Claim::Stream;
         };
         e.users -= 1;
-        let cell = e.keys.clone();
+        // Kept (or being read) for the others already, or wanted by another task still and the
+        // budget allows.
+        e.shared = e.shared || (e.users > 0 && self.kept.load(Ordering::Relaxed) < self.budget);
+        let claim = if e.shared { Claim::Shared(e.keys.clone()) } else { Claim::Stream };
         if e.users == 0 {
             files.remove(path);
         }
-        cell
+        claim
     }
 
-    /// Reads one file's keys: its footer and key column chunks, by ranged reads.
-    async fn read(&self, path: &str) -> Result<(FileKeys, KeyReads)> {
+    /// Streams one file's non-null keys to `each`: its footer and key column chunks, by ranged
+    /// reads.
+    async fn read(&self, path: &str, mut each: impl FnMut(&[u8])) -> Result<KeyReads> {
         let size = match self.sizes.get(path) {
             Some(s) => *s,
             None => self.store.head(path).await?.size,
@@ -140,39 +219,44 @@ impl KeyIndex {
         let cols = key_columns(&self.table);
         let expected = Arc::new(self.table.arrow_schema.project(&cols)?);
         let mut stream = project(builder, &expected).with_batch_size(8192).build()?;
-        let mut keys = vec![];
+        let mut n = 0;
         while let Some(b) = stream.try_next().await.map_err(port_error)? {
             let b = conform::conform_batch_with(&b, &expected, conform::Match::Id)
                 .map_err(|e| Error::Config(format!("data file {path} does not fit the table's schema: {e}")))?;
             let (rows, keyless) = key_rows(&self.table, &self.converter, &b)?;
-            keys.extend((0..b.num_rows()).filter(|i| !keyless(*i)).map(|i| Box::from(rows.row(i).data())));
+            for i in (0..b.num_rows()).filter(|i| !keyless(*i)) {
+                each(rows.row(i).data());
+                n += 1;
+            }
         }
         let bytes = fetched.load(Ordering::Relaxed);
-        debug!(file = path, size, bytes, keys = keys.len(), "reference keys read");
-        Ok((keys, KeyReads { files: 1, file_bytes: size, read: bytes }))
+        debug!(file = path, size, bytes, keys = n, "reference keys read");
+        Ok(KeyReads { files: 1, file_bytes: size, read: bytes })
     }
 }
 
-/// The keys a task's references hold.
-pub(super) struct Taken {
+/// Memory a kept key costs beyond its bytes: its box (pointer and length) and allocation.
+const KEY_OVERHEAD: usize = 32;
+
+/// The keys of a task's inputs that its references hold.
+pub(super) struct Found {
     converter: Arc<RowConverter>,
-    files: Vec<Arc<FileKeys>>,
+    keys: KeySet,
 }
 
-impl Taken {
+impl Found {
     /// `batches` without the rows whose key a reference holds.
     pub(super) fn drop_from(&self, table: &WriterTable, batches: Vec<RecordBatch>) -> Result<Vec<RecordBatch>> {
-        let keys: HashSet<&[u8]> = self.files.iter().flat_map(|f| f.iter().map(|k| &k[..])).collect();
-        if keys.is_empty() {
+        if self.keys.is_empty() {
             return Ok(batches);
         }
-        batches.into_iter().map(|b| self.drop_taken(table, b, &keys)).collect()
+        batches.into_iter().map(|b| self.drop_taken(table, b)).collect()
     }
 
-    fn drop_taken(&self, table: &WriterTable, b: RecordBatch, keys: &HashSet<&[u8]>) -> Result<RecordBatch> {
+    fn drop_taken(&self, table: &WriterTable, b: RecordBatch) -> Result<RecordBatch> {
         let keep: BooleanArray = {
             let (rows, keyless) = key_rows(table, &self.converter, &b)?;
-            (0..b.num_rows()).map(|i| Some(keyless(i) || !keys.contains(rows.row(i).data()))).collect()
+            (0..b.num_rows()).map(|i| Some(keyless(i) || !self.keys.contains(rows.row(i).data()))).collect()
         };
         if keep.true_count() == b.num_rows() {
             return Ok(b);

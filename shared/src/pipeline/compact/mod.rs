@@ -29,7 +29,7 @@ use crate::message::{DataFileMeta, MESSAGE_VERSION, REWRITE_KIND, RewriteRequest
 use crate::ports::Ports;
 use crate::table::{Manifests, TableState, WriterTable, load_table};
 use crate::{Error, Result, TableIdent};
-use keys::{KeyIndex, Taken};
+use keys::{Found, KeyIndex};
 pub use plan::{LiveFile, PartitionDebt, Policy, Task};
 
 /// Settings of a compaction run.
@@ -45,6 +45,9 @@ pub struct CompactOptions {
     pub parallelism: usize,
     /// Run at most this many tasks (the rest wait for the next run).
     pub max_tasks: usize,
+    /// Bytes of dedup reference keys a run keeps, so that its tasks that reference the same
+    /// file read it once; past it they stream it each (a task's own memory is its inputs').
+    pub shared_key_bytes: usize,
 }
 
 impl Default for CompactOptions {
@@ -55,6 +58,7 @@ impl Default for CompactOptions {
             full: false,
             parallelism: std::thread::available_parallelism().map_or(2, |n| n.get()),
             max_tasks: usize::MAX,
+            shared_key_bytes: 256 << 20,
         }
     }
 }
@@ -163,7 +167,7 @@ pub async fn compact(
     let Some((snapshot_id, seq)) = snapshot else { return Ok(report) };
     let tasks: Vec<Task> = plan.tasks.into_iter().take(opts.max_tasks).collect();
     let sizes = plan.files.iter().map(|f| (f.path.clone(), f.size)).collect();
-    let keys = Arc::new(KeyIndex::new(wt.clone(), ports.store.clone(), sizes, &tasks)?);
+    let keys = Arc::new(KeyIndex::new(wt.clone(), ports.store.clone(), sizes, &tasks, opts.shared_key_bytes)?);
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.parallelism.max(1)));
     let mut set = tokio::task::JoinSet::new();
     for task in tasks {
@@ -209,7 +213,7 @@ pub async fn run_task(
     seq: i64,
     task: &Task,
 ) -> Result<TaskOutcome> {
-    let keys = KeyIndex::new(table.clone(), ports.store.clone(), Default::default(), std::slice::from_ref(task))?;
+    let keys = KeyIndex::new(table.clone(), ports.store.clone(), Default::default(), std::slice::from_ref(task), 0)?;
     run_indexed(cfg, ports, table, snapshot_id, seq, task, &keys).await
 }
 
@@ -231,15 +235,23 @@ async fn run_indexed(
         out.bytes_read += bytes.len() as u64;
         inputs.push((f.path.clone(), bytes));
     }
-    let (taken, key_reads) = keys.taken(task).await?;
+    let t = table.clone();
+    let (batches, bytes_in) = tokio::task::spawn_blocking(move || decode(&t, &inputs))
+        .await
+        .map_err(|e| Error::Internal(format!("decode task failed: {e}")))??;
+    let rows_in: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+    // The inputs' keys that older files hold: those rows are later copies.
+    let mine = if task.references.is_empty() { Default::default() } else { keys.keys_of(&batches)? };
+    let (found, key_reads) = keys.found(task, &mine).await?;
+    drop(mine);
     out.bytes_read += key_reads.read;
     out.reference_files = key_reads.files;
     out.reference_bytes = key_reads.file_bytes;
     out.reference_key_bytes = key_reads.read;
     let batch_key = format!("L{}-{}", task.level, task.id);
-    let t = table.clone();
-    let c = cfg.clone();
-    let (files, rows_in) = tokio::task::spawn_blocking(move || merge(&t, &c, &inputs, &taken, &batch_key))
+    let (t, c) = (table.clone(), cfg.clone());
+    let bytes_per_row = (bytes_in as f64 / rows_in.max(1) as f64).max(1.0);
+    let files = tokio::task::spawn_blocking(move || merge(&t, &c, batches, &found, &batch_key, bytes_per_row))
         .await
         .map_err(|e| Error::Internal(format!("merge task failed: {e}")))??;
     out.rows_in = rows_in;
@@ -293,30 +305,34 @@ async fn run_indexed(
     Ok(out)
 }
 
-/// The CPU part of a task: decode the inputs (oldest first), drop rows whose key a reference
-/// holds, then dedup, sort and encode as the writer does. Returns the files and the rows read.
-fn merge(
-    table: &WriterTable,
-    cfg: &EngineConfig,
-    inputs: &[(String, Bytes)],
-    taken: &Taken,
-    batch_key: &str,
-) -> Result<(Vec<(DataFileMeta, Bytes)>, u64)> {
+/// Decodes a task's inputs (oldest first); returns their batches and bytes.
+fn decode(table: &WriterTable, inputs: &[(String, Bytes)]) -> Result<(Vec<RecordBatch>, u64)> {
     let mut batches = vec![];
     let mut bytes = 0u64;
     for (path, body) in inputs {
         bytes += body.len() as u64;
         batches.extend(read_file(table, path, body.clone())?);
     }
-    let rows_in: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
-    let batches = taken.drop_from(table, batches)?;
-    let bytes_per_row = (bytes as f64 / rows_in.max(1) as f64).max(1.0);
+    Ok((batches, bytes))
+}
+
+/// The CPU part of a task once its inputs are decoded: drop the rows whose key a reference
+/// holds, then dedup, sort and encode as the writer does.
+fn merge(
+    table: &WriterTable,
+    cfg: &EngineConfig,
+    batches: Vec<RecordBatch>,
+    found: &Found,
+    batch_key: &str,
+    bytes_per_row: f64,
+) -> Result<Vec<(DataFileMeta, Bytes)>> {
+    let batches = found.drop_from(table, batches)?;
     let mut files = vec![];
     encode(table, cfg, batches, batch_key, bytes_per_row, &mut |meta, body| {
         files.push((meta, body));
         Ok(())
     })?;
-    Ok((files, rows_in))
+    Ok(files)
 }
 
 /// Decodes a data file into the table's current schema. Columns are matched by field id, so a

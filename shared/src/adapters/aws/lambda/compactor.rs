@@ -53,6 +53,8 @@ impl CompactorEnv {
         let memory = number("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", 1)?.map(|mib| mib << 20);
         let mut options = CompactOptions { max_tasks: 16, ..CompactOptions::default() };
         options.max_task_bytes = memory.map_or(options.max_task_bytes, |m| (m / 4).min(options.max_task_bytes));
+        options.shared_key_bytes =
+            memory.map_or(options.shared_key_bytes, |m| (m / 8) as usize).min(options.shared_key_bytes);
         if let Some(n) = number("FLOE_COMPACT_MIN_FILES", 2)? {
             options.min_files = n as usize;
         }
@@ -61,6 +63,9 @@ impl CompactorEnv {
         }
         if let Some(n) = number("FLOE_COMPACT_MAX_TASKS", 1)? {
             options.max_tasks = n as usize;
+        }
+        if let Some(n) = number("FLOE_COMPACT_SHARED_KEY_BYTES", 0)? {
+            options.shared_key_bytes = n as usize;
         }
         Ok(CompactorEnv { engine: EngineConfig::from_lookup(var)?, tables, options })
     }
