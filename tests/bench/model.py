@@ -88,6 +88,7 @@ K = {
     "REWRITES_PER_SNAPSHOT": [100, "commit/rewrite.rs REWRITES_PER_SNAPSHOT: a batch's rewrite requests share a snapshot, 100 at most"],
     "REF_READ_FRACTION": [0.12, "compact/keys.rs: references read by ranged GETs of footer and key column (measured)"],
     "REF_GETS": [2, "compact/keys.rs: a ranged GET of the footer (64 KiB hint), then one of the key column chunk"],
+    "DEDUP_WINDOW_S": [0, "table property floe.dedup-window-ms (compact/plan.rs Policy dedup_cut); 0: exact dedup against the whole partition"],
     "SHARED_KEY_BYTES": [256 * MIB, "compactor.rs: min(memory/8, 256 MiB): reference keys a run keeps for its tasks (keys.rs KeyIndex); past it each task streams its references"],
     # AWS behaviour (not measured here: typical in-region figures; AWS's S3 guidelines quote
     # 100-200 ms for small objects, so the S3 latencies below are on the optimistic side)
@@ -318,6 +319,12 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
     tgt, mt = k("TARGET_FILE_BYTES"), k("MAX_TASK_BYTES")
     q1 = q0 * k("PARQUET_C_RATIO") / k("PARQUET_L0_RATIO")
     t0 = t2 = refs = ch0 = ch2 = 0.0
+    if k("DEDUP_WINDOW_S"):
+        # references: the compacted files planned within the window, and those of the ticks that
+        # made them (a file's sequence number is its plan's)
+        span = (k("DEDUP_WINDOW_S") + 2 * k("COMPACT_TICK_S")) / k("COMPACT_TICK_S")
+        today_c = min(today_c, q1 * span)
+        yest_c = min(yest_c, q1 * span)
     for p, y in zip(shares, late_y):
         c0 = math.ceil(q0 * p / mt)  # L0 -> L1 of today's partition; references: all its compacted files
         c2 = math.ceil(q1 * p / mt) if q1 * p >= tgt else 1 / k("MIN_FILES")  # L1 -> L2, no references
@@ -478,7 +485,9 @@ def streamed_after(tenant):
     """Seconds after midnight when the keys of tenant's day-partition references outgrow the
     run's budget (compact/keys.rs KeyIndex): from then on each task of its chain streams them."""
     rows_s = k("FILES_PER_MIN") / 60 * k("EVENTS_PER_FILE") * tenant_shares()[tenant]
-    return k("SHARED_KEY_BYTES") / (rows_s * k("KEY_SET_BYTES"))
+    seconds = k("SHARED_KEY_BYTES") / (rows_s * k("KEY_SET_BYTES"))
+    window = k("DEDUP_WINDOW_S") + 2 * k("COMPACT_TICK_S") if k("DEDUP_WINDOW_S") else math.inf
+    return seconds if seconds < window else math.inf
 
 
 def scenario(name, diurnal):
@@ -492,6 +501,7 @@ TUNED = {  # what the model says it takes
     "WRITER_BATCH": 1000,        # infra writer_batch_size (with a batching window of a few seconds)
     "EXPECTED_OBJECT_MB": 0.61,  # infra expected_object_mb = the objects' size: ~2 GB writers
     "COMMITTER_MB": 1769,        # infra committer_memory_mb: one full vCPU
+    "DEDUP_WINDOW_S": 600,       # table property floe.dedup-window-ms = 600000: copies looked for 10 min back
 }
 
 

@@ -2,6 +2,7 @@
 findings and plots of the simulated day, from the scenarios model.py plays.
 """
 
+import math
 import os
 import shlex
 import sys
@@ -9,7 +10,10 @@ import time
 
 from model import GB, K, MB, MIB, REQUESTS, TB, TUNED, k, tenant_shares
 
+
 def hms(sec):
+    if sec == math.inf:
+        return "never"
     return f"{sec:,.0f} s" if sec < 600 else f"{sec / 3600:,.1f} h"
 
 
@@ -50,8 +54,11 @@ def findings(dep, tun):
         f"tenant's outgrow that {hms(dep['og'][0])} after midnight (the coldest's after {hms(dep['og'][1])}), "
         f"and then each of its chain's tasks streams them, so a noon tick reads {rw['refs'] / TB:,.1f} TB of key "
         "columns. Memory is bounded; the reads are not: exact dedup against a whole day partition reads more "
-        "at every tick of the day. It needs an index of keys that a task can probe without reading them all, "
-        "or a bound on how far back a duplicate is looked for (a dedup window), or smaller partitions.",
+        f"at every tick of the day. A dedup window of {TUNED['DEDUP_WINDOW_S'] / 60:.0f} minutes (the *tuned* "
+        "column: table property `floe.dedup-window-ms`, opt-in, since two copies of a key committed further apart "
+        f"both stay) bounds them: {tun['mid']['rw']['refs'] / TB:,.2f} TB a tick, {tun['mid']['rw']['tasks']:,.0f} "
+        "tasks. Exact dedup at this scale would need an index of keys that a task can probe without reading them "
+        "all (not built).",
         f"- **Metadata.** The manifest sawtooth (1-{k('MERGE_PAST') + 1}) rides on the 8 MiB manifests that hold the "
         f"table's live files ({fmt(tun['rows'][-1]['live'])} with {k('HISTORY_DAYS'):.0f} days kept, "
         f"{tun['rows'][-1]['manifest_bytes'] / GB:,.1f} GB of manifests), which every compactor tick reads and holds "

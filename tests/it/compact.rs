@@ -170,6 +170,60 @@ async fn chained_compaction(
     (report.totals, taken, distinct.len())
 }
 
+/// With a dedup window, a copy of a key committed within it is dropped as always; one committed
+/// longer ago than the window is kept (both copies stay), and older compacted files are no
+/// task's references.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dedup_window_bounds_how_far_back_compaction_looks_for_a_copy() {
+    const WINDOW_MS: u64 = 5000;
+    let h = Harness::new();
+    let mut cfg = events_table("ev.window");
+    cfg.properties.insert(floe::table::PROP_DEDUP_WINDOW.into(), WINDOW_MS.to_string());
+    let first = h.events("a", 3, 100, 31, 0.0).await;
+    ingest_round(&h, &cfg, first.clone()).await;
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(false), VISIBILITY).await.expect("compaction");
+    let compacted_at = std::time::Instant::now();
+
+    // Within the window: the copy's rows are dropped against the compacted files.
+    let mut second = vec![copy_of(&h, &first[0], "b", "copy-within.avro").await];
+    second.extend(h.events("b", 1, 100, 32, 0.0).await);
+    ingest_round(&h, &cfg, second.clone()).await;
+    let plan = plan_table(&h.ports, &cfg.table, &opts(false)).await.unwrap();
+    assert!(compacted_at.elapsed() < Duration::from_millis(WINDOW_MS / 2), "the test ran too slowly to tell");
+    assert!(plan.tasks.iter().any(|t| t.level == 1 && !t.references.is_empty()), "{:?}", plan.tasks);
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(false), VISIBILITY).await.expect("compaction");
+    let mut all = source_event_ids(&first);
+    all.extend(source_event_ids(&second));
+    assert_each_key_once(&contents(&h.ports, &cfg.table).await, &all);
+
+    // Past the window: nothing committed before it is a reference, and a copy stays.
+    tokio::time::sleep(Duration::from_millis(WINDOW_MS + 500)).await;
+    let mut third = vec![copy_of(&h, &first[1], "c", "copy-after.avro").await];
+    third.extend(h.events("c", 1, 100, 33, 0.0).await);
+    ingest_round(&h, &cfg, third.clone()).await;
+    let plan = plan_table(&h.ports, &cfg.table, &opts(false)).await.unwrap();
+    assert!(plan.tasks.iter().any(|t| t.level == 1), "{:?}", plan.tasks);
+    assert!(plan.tasks.iter().all(|t| t.references.iter().all(|r| !r.contains("/L"))), "{:?}", plan.tasks);
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(false), VISIBILITY).await.expect("compaction");
+    let ids = contents(&h.ports, &cfg.table).await.event_ids();
+    let ids = counts(&ids);
+    let copied: HashSet<String> = source_event_ids(&first[1..2]).into_iter().collect();
+    all.extend(source_event_ids(&third));
+    for id in counts(&all).keys() {
+        let want = if copied.contains(*id) { 2 } else { 1 };
+        assert_eq!(ids.get(id), Some(&want), "{id}");
+    }
+
+    // A window that is not a number of milliseconds is refused when the table is created.
+    let mut bad = events_table("ev.window-bad");
+    bad.properties.insert(floe::table::PROP_DEDUP_WINDOW.into(), "1h".into());
+    let objects = h.events("d", 1, 50, 34, 0.0).await;
+    let refused = ingest(&h.engine, &h.ports, &bad, &h.warehouse, objects, &small_batches()).await;
+    let said = format!("{refused:?}");
+    assert!(said.contains("floe.dedup-window-ms") && said.contains("`1h`"), "{said}");
+    assert!(plan_table(&h.ports, &bad.table, &opts(false)).await.is_err(), "no table was created");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_rewrite_is_rejected_and_its_files_deleted() {
     let h = Harness::new();

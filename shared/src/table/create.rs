@@ -22,6 +22,7 @@ pub fn create_table_metadata(schema: Schema, cfg: &TableConfig, location: &str) 
     }
     let mut props: HashMap<String, String> = cfg.properties.clone().into_iter().collect();
     props.remove("format-version"); // not a property: Floe writes format v2
+    super::dedup_window_ms(&props)?;
     if !cfg.dedup_key.is_empty() {
         props.insert(PROP_DEDUP_KEY.into(), cfg.dedup_key.join(","));
     }

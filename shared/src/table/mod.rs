@@ -28,6 +28,21 @@ pub use status::{Freshness, SIZE_BUCKETS, TableStatus, freshness, table_status};
 
 /// Table property holding the dedup key columns (comma-separated).
 pub const PROP_DEDUP_KEY: &str = "floe.dedup-key";
+/// Table property: how far back (milliseconds) compaction looks for an earlier copy of a key;
+/// absent, as far as the partition goes (exact dedup).
+pub const PROP_DEDUP_WINDOW: &str = "floe.dedup-window-ms";
+
+/// The dedup window in table properties `props`, in milliseconds: `None` when unset, an error
+/// naming the property when it is not a whole number above 0.
+pub fn dedup_window_ms(props: &std::collections::HashMap<String, String>) -> crate::Result<Option<i64>> {
+    let Some(v) = props.get(PROP_DEDUP_WINDOW) else { return Ok(None) };
+    let window = v.trim().parse::<i64>().ok().filter(|w| *w > 0);
+    window.map(Some).ok_or_else(|| {
+        crate::Error::Config(format!(
+            "table property {PROP_DEDUP_WINDOW} must be a whole number of milliseconds above 0, got `{v}`"
+        ))
+    })
+}
 /// Table property holding the Parquet compression as Floe spells it (`zstd(3)`).
 pub const PROP_COMPRESSION: &str = "floe.parquet-compression";
 /// Iceberg's table property for the target data file size.

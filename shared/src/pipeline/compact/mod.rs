@@ -27,7 +27,7 @@ use crate::convert::conform;
 use crate::fault::FaultPoint;
 use crate::message::{DataFileMeta, MESSAGE_VERSION, REWRITE_KIND, RewriteRequest};
 use crate::ports::Ports;
-use crate::table::{Manifests, TableState, WriterTable, load_table};
+use crate::table::{Manifests, TableState, WriterTable, dedup_window_ms, load_table};
 use crate::{Error, Result, TableIdent};
 use keys::{Found, KeyIndex};
 pub use plan::{LiveFile, PartitionDebt, Policy, Task};
@@ -110,9 +110,22 @@ pub async fn plan_table(ports: &Ports, table: &TableIdent, opts: &CompactOptions
         min_files: opts.min_files,
         max_task_bytes: opts.max_task_bytes,
         full: opts.full,
+        dedup_cut: dedup_cut(&state.metadata, chrono::Utc::now().timestamp_millis())?,
     };
     let tasks = plan::plan(&files, state.metadata.default_partition_spec_id(), &policy);
     Ok(CompactPlan { state, tasks, files, policy })
+}
+
+/// The cut of the table's dedup window ([`crate::table::PROP_DEDUP_WINDOW`]) at `now_ms`: the newest
+/// sequence number of a snapshot committed before the window began. A compacted file's data
+/// sequence number is that of the snapshot its task was planned from, which held all its rows; so
+/// a file at or below the cut holds only rows committed before the window. Only kept snapshots
+/// set the cut, so a file whose snapshot expired stays a reference until a later kept one is
+/// older than the window: the cut errs towards looking further back. `None`: no window.
+fn dedup_cut(meta: &iceberg::spec::TableMetadata, now_ms: i64) -> Result<Option<i64>> {
+    let Some(window) = dedup_window_ms(meta.properties())? else { return Ok(None) };
+    let since = now_ms.saturating_sub(window);
+    Ok(meta.snapshots().filter(|s| s.timestamp_ms() < since).map(|s| s.sequence_number()).max())
 }
 
 /// What one task did.

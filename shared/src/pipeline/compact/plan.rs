@@ -67,6 +67,17 @@ pub struct Policy {
     pub max_task_bytes: u64,
     /// Compact every partition, whatever the thresholds.
     pub full: bool,
+    /// The dedup window's cut: compacted files whose data sequence number is at most this hold
+    /// only rows committed before the window, and are no task's references. `None`: every
+    /// compacted file of a partition is (exact dedup).
+    pub dedup_cut: Option<i64>,
+}
+
+impl Policy {
+    /// Whether compacted file `f` may hold a row committed within the dedup window.
+    fn in_window(&self, f: &LiveFile) -> bool {
+        self.dedup_cut.is_none_or(|cut| f.seq > cut)
+    }
 }
 
 /// One compaction task: merge `inputs` into files of `level`.
@@ -160,14 +171,14 @@ fn plan_partition(part: &[&LiveFile], policy: &Policy) -> Vec<Task> {
         if small.len() < 2 && small.iter().all(|f| f.level() >= 2) {
             return vec![];
         }
-        let refs = part.iter().filter(|f| !rewrite(f)).map(|f| f.path.clone()).collect();
+        let refs = part.iter().filter(|f| !rewrite(f) && policy.in_window(f)).map(|f| f.path.clone()).collect();
         return chain(&small, 2, refs, policy);
     }
     let l0: Vec<&LiveFile> = part.iter().copied().filter(|f| f.level() == 0).collect();
     let l1: Vec<&LiveFile> = part.iter().copied().filter(|f| f.level() == 1).collect();
     let mut tasks = vec![];
     if due(&l0) {
-        let refs = part.iter().filter(|f| f.level() > 0).map(|f| f.path.clone()).collect();
+        let refs = part.iter().filter(|f| f.level() > 0 && policy.in_window(f)).map(|f| f.path.clone()).collect();
         tasks.extend(chain(&l0, 1, refs, policy));
     }
     if due(&l1) {
@@ -232,7 +243,7 @@ mod tests {
     }
 
     fn policy() -> Policy {
-        Policy { target_file_size: 1000, min_files: 3, max_task_bytes: 10_000, full: false }
+        Policy { target_file_size: 1000, min_files: 3, max_task_bytes: 10_000, full: false, dedup_cut: None }
     }
 
     #[test]
