@@ -7,7 +7,8 @@
 //! than the footer read comes whole with it). A reference that several of the run's tasks name
 //! (the tasks of a hot partition's chain all reference the partition's compacted files, and each
 //! the inputs of the tasks before it) is read once and its keys kept for the others, while the
-//! keys kept stay under the run's budget; past it, each task streams it again. A file's keys
+//! keys kept stay under the run's budget; past it, each task streams it again. (The budget is
+//! checked before a file is read: the keys kept may pass it by one file per task running.) A file's keys
 //! stay until the last task that references it has taken them.
 
 use std::collections::HashMap;
@@ -137,9 +138,13 @@ impl KeyIndex {
         Ok(KeyIndex { table, store, converter, sizes, files: Mutex::new(files), budget, kept })
     }
 
-    /// The keys of `batches` (a task's decoded inputs; rows without a key left out).
-    pub(super) fn keys_of(&self, batches: &[RecordBatch]) -> Result<KeySet> {
+    /// The keys of `batches`, `task`'s decoded inputs (rows without a key left out); none if
+    /// the task has no references or the table no dedup key.
+    pub(super) fn keys_of(&self, task: &Task, batches: &[RecordBatch]) -> Result<KeySet> {
         let mut keys = KeySet::new();
+        if self.table.dedup_key.is_empty() || task.references.is_empty() {
+            return Ok(keys);
+        }
         for b in batches {
             let (rows, keyless) = key_rows(&self.table, &self.converter, b)?;
             keys.extend((0..b.num_rows()).filter(|i| !keyless(*i)).map(|i| Box::from(rows.row(i).data())));

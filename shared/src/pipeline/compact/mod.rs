@@ -30,7 +30,7 @@ use crate::ports::Ports;
 use crate::table::{Manifests, TableState, WriterTable, dedup_window_ms, load_table};
 use crate::{Error, Result, TableIdent};
 use keys::{Found, KeyIndex};
-pub use plan::{LiveFile, PartitionDebt, Policy, Task};
+pub use plan::{DedupWindow, LiveFile, PartitionDebt, Policy, Task};
 
 /// Settings of a compaction run.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,22 +110,19 @@ pub async fn plan_table(ports: &Ports, table: &TableIdent, opts: &CompactOptions
         min_files: opts.min_files,
         max_task_bytes: opts.max_task_bytes,
         full: opts.full,
-        dedup_cut: dedup_cut(&state.metadata, chrono::Utc::now().timestamp_millis())?,
+        dedup_window: dedup_window(&state.metadata)?,
     };
     let tasks = plan::plan(&files, state.metadata.default_partition_spec_id(), &policy);
     Ok(CompactPlan { state, tasks, files, policy })
 }
 
-/// The cut of the table's dedup window ([`crate::table::PROP_DEDUP_WINDOW`]) at `now_ms`: the newest
-/// sequence number of a snapshot committed before the window began. A compacted file's data
-/// sequence number is that of the snapshot its task was planned from, which held all its rows; so
-/// a file at or below the cut holds only rows committed before the window. Only kept snapshots
-/// set the cut, so a file whose snapshot expired stays a reference until a later kept one is
-/// older than the window: the cut errs towards looking further back. `None`: no window.
-fn dedup_cut(meta: &iceberg::spec::TableMetadata, now_ms: i64) -> Result<Option<i64>> {
-    let Some(window) = dedup_window_ms(meta.properties())? else { return Ok(None) };
-    let since = now_ms.saturating_sub(window);
-    Ok(meta.snapshots().filter(|s| s.timestamp_ms() < since).map(|s| s.sequence_number()).max())
+/// The table's dedup window ([`crate::table::PROP_DEDUP_WINDOW`]) with its kept snapshots'
+/// commit times, if it has one.
+fn dedup_window(meta: &iceberg::spec::TableMetadata) -> Result<Option<DedupWindow>> {
+    let Some(window_ms) = dedup_window_ms(meta.properties())? else { return Ok(None) };
+    let mut snapshots: Vec<(i64, i64)> = meta.snapshots().map(|s| (s.sequence_number(), s.timestamp_ms())).collect();
+    snapshots.sort_unstable();
+    Ok(Some(DedupWindow { window_ms, snapshots }))
 }
 
 /// What one task did.
@@ -254,7 +251,7 @@ async fn run_indexed(
         .map_err(|e| Error::Internal(format!("decode task failed: {e}")))??;
     let rows_in: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
     // The inputs' keys that older files hold: those rows are later copies.
-    let mine = if task.references.is_empty() { Default::default() } else { keys.keys_of(&batches)? };
+    let mine = keys.keys_of(task, &batches)?;
     let (found, key_reads) = keys.found(task, &mine).await?;
     drop(mine);
     out.bytes_read += key_reads.read;

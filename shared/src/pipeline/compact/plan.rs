@@ -67,16 +67,46 @@ pub struct Policy {
     pub max_task_bytes: u64,
     /// Compact every partition, whatever the thresholds.
     pub full: bool,
-    /// The dedup window's cut: compacted files whose data sequence number is at most this hold
-    /// only rows committed before the window, and are no task's references. `None`: every
-    /// compacted file of a partition is (exact dedup).
-    pub dedup_cut: Option<i64>,
+    /// How far back an earlier copy of a key is looked for; `None`: in every compacted file of
+    /// the partition (exact dedup).
+    pub dedup_window: Option<DedupWindow>,
+}
+
+/// A dedup window (table property `floe.dedup-window-ms`): a level-0 row's key is looked for in
+/// the compacted files that may hold a row committed within `window_ms` before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DedupWindow {
+    /// The window.
+    pub window_ms: i64,
+    /// The kept snapshots' sequence numbers and commit times.
+    pub snapshots: Vec<(i64, i64)>,
+}
+
+impl DedupWindow {
+    /// The cut for level-0 files the oldest of which has data sequence number `seq`: a compacted
+    /// file at or below it holds only rows committed more than the window before that file (its
+    /// data sequence number is that of the snapshot its task was planned from, which held all its
+    /// rows). `None`, so every compacted file is a reference, when the snapshot of `seq` is not
+    /// kept or none was committed before the window.
+    fn cut(&self, seq: i64) -> Option<i64> {
+        let (_, at) = self.snapshots.iter().find(|(s, _)| *s == seq)?;
+        let since = at.saturating_sub(self.window_ms);
+        let before = self.snapshots.iter().filter(|(_, t)| *t < since).map(|(s, _)| *s).max()?;
+        // Commit times out of order (a clock's skew, another engine's): never past a snapshot
+        // committed within the window.
+        let within = self.snapshots.iter().filter(|(_, t)| *t >= since).map(|(s, _)| *s).min();
+        Some(within.map_or(before, |w| before.min(w - 1)))
+    }
 }
 
 impl Policy {
-    /// Whether compacted file `f` may hold a row committed within the dedup window.
-    fn in_window(&self, f: &LiveFile) -> bool {
-        self.dedup_cut.is_none_or(|cut| f.seq > cut)
+    /// The paths of `candidates` (compacted files) that are references of a merge of `inputs`:
+    /// all of them, or with a dedup window those that may hold a row committed within the window
+    /// before the oldest level-0 input.
+    fn references<'a>(&self, candidates: impl Iterator<Item = &'a LiveFile>, inputs: &[&LiveFile]) -> Vec<String> {
+        let oldest = inputs.iter().filter(|f| f.level() == 0).map(|f| f.seq).min();
+        let cut = self.dedup_window.as_ref().zip(oldest).and_then(|(w, seq)| w.cut(seq));
+        candidates.filter(|f| cut.is_none_or(|c| f.seq > c)).map(|f| f.path.clone()).collect()
     }
 }
 
@@ -171,19 +201,21 @@ fn plan_partition(part: &[&LiveFile], policy: &Policy) -> Vec<Task> {
         if small.len() < 2 && small.iter().all(|f| f.level() >= 2) {
             return vec![];
         }
-        let refs = part.iter().filter(|f| !rewrite(f) && policy.in_window(f)).map(|f| f.path.clone()).collect();
+        let refs = policy.references(part.iter().copied().filter(|f| !rewrite(f)), &small);
         return chain(&small, 2, refs, policy);
     }
     let l0: Vec<&LiveFile> = part.iter().copied().filter(|f| f.level() == 0).collect();
     let l1: Vec<&LiveFile> = part.iter().copied().filter(|f| f.level() == 1).collect();
     let mut tasks = vec![];
     if due(&l0) {
-        let refs = part.iter().filter(|f| f.level() > 0 && policy.in_window(f)).map(|f| f.path.clone()).collect();
+        let refs = policy.references(part.iter().copied().filter(|f| f.level() > 0), &l0);
         tasks.extend(chain(&l0, 1, refs, policy));
     }
     if due(&l1) {
+        // Partial level-2 files first: under a dedup window one may hold the first copy of a key
+        // whose later copy a level-1 file kept, and a merge keeps its first input's copy.
         let partial = part.iter().copied().filter(|f| f.level() >= 2 && f.size < target / 2);
-        let inputs: Vec<&LiveFile> = l1.iter().copied().chain(partial).collect();
+        let inputs: Vec<&LiveFile> = partial.chain(l1.iter().copied()).collect();
         tasks.extend(chain(&inputs, 2, vec![], policy));
     }
     tasks
@@ -243,7 +275,7 @@ mod tests {
     }
 
     fn policy() -> Policy {
-        Policy { target_file_size: 1000, min_files: 3, max_task_bytes: 10_000, full: false, dedup_cut: None }
+        Policy { target_file_size: 1000, min_files: 3, max_task_bytes: 10_000, full: false, dedup_window: None }
     }
 
     #[test]
@@ -296,7 +328,7 @@ mod tests {
         let tasks = plan(&files, 0, &policy());
         assert_eq!(tasks.len(), 1);
         let inputs: Vec<&str> = tasks[0].inputs.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(inputs, ["L1-a", "L1-b", "L1-c", "L2-part"]);
+        assert_eq!(inputs, ["L2-part", "L1-a", "L1-b", "L1-c"], "the partial file, holding older rows, first");
         assert_eq!(tasks[0].level, 2);
     }
 
@@ -317,5 +349,24 @@ mod tests {
         let d = debt(&files, 0, &policy());
         assert_eq!(d[0].1.levels, [1, 1, 1]);
         assert_eq!(d[0].1.small, 2);
+    }
+
+    #[test]
+    fn a_dedup_window_cuts_before_the_oldest_level_zero_file_and_never_past_the_window() {
+        // Snapshots: sequence number, commit time.
+        let w = DedupWindow { window_ms: 100, snapshots: vec![(1, 0), (2, 50), (3, 120), (4, 300), (5, 310)] };
+        assert_eq!(w.cut(4), Some(3), "committed before 200: snapshots 1 to 3");
+        assert_eq!(w.cut(3), Some(1), "committed before 20: snapshot 1");
+        assert_eq!(w.cut(1), None, "nothing committed before -100");
+        assert_eq!(w.cut(9), None, "the level-0 file's snapshot is not kept: no cut");
+        // A clock that ran backwards: snapshot 3 stamped before snapshot 2.
+        let skewed = DedupWindow { window_ms: 100, snapshots: vec![(1, 0), (2, 250), (3, 150), (4, 300)] };
+        assert_eq!(skewed.cut(4), Some(1), "never past snapshot 2, committed within the window");
+        let mut p = policy();
+        p.dedup_window = Some(w);
+        let (old, young) = (file("L1-old", 500, 3, 1), file("L1-young", 500, 4, 1));
+        let l0 = file("f", 100, 5, 1);
+        assert_eq!(p.references([&old, &young].into_iter(), &[&l0]), ["L1-young"]);
+        assert_eq!(p.references([&old, &young].into_iter(), &[]), ["L1-old", "L1-young"], "no level-0 input: all");
     }
 }
