@@ -339,6 +339,42 @@ async fn live_sequence_numbers(h: &Harness, cfg: &TableConfig) -> std::collectio
     m.live().map(|(_, e)| (e.file_path().to_string(), e.sequence_number().unwrap())).collect()
 }
 
+/// A compaction plan of the table as it is now, its tasks run by hand (each sends its request).
+struct Planned {
+    tasks: Vec<floe::pipeline::compact::Task>,
+    snapshot_id: i64,
+    seq: i64,
+    wt: Arc<WriterTable>,
+}
+
+impl Planned {
+    async fn now(h: &Harness, cfg: &TableConfig) -> Self {
+        let plan = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
+        let snap = plan.state.metadata.current_snapshot().unwrap();
+        let (snapshot_id, seq) = (snap.snapshot_id(), snap.sequence_number());
+        let wt = Arc::new(WriterTable::from_metadata(&cfg.table, &plan.state.metadata).unwrap());
+        Planned { tasks: plan.tasks, snapshot_id, seq, wt }
+    }
+
+    /// Runs `task` and takes the rewrite request it sent off the commit queue.
+    async fn run(
+        &self,
+        h: &Harness,
+        task: &floe::pipeline::compact::Task,
+    ) -> (floe::ports::Message, floe::message::RewriteRequest) {
+        run_task(&h.engine, &h.ports, &self.wt, self.snapshot_id, self.seq, task).await.unwrap();
+        sent_request(h).await
+    }
+}
+
+/// Another task over the same inputs (an overlapping compactor run's): another id and level.
+fn twin_of(task: &floe::pipeline::compact::Task) -> floe::pipeline::compact::Task {
+    let mut twin = task.clone();
+    twin.level = 1;
+    twin.id = format!("{}-twin", task.id);
+    twin
+}
+
 /// Rewrites planned from two different snapshots, committed in one batch: one snapshot holds
 /// both, each added file keeping the sequence number of its own plan, and the summary names
 /// both tasks (so that either, redelivered, is a duplicate).
@@ -348,24 +384,18 @@ async fn rewrites_of_one_batch_land_in_one_snapshot_each_with_its_plans_sequence
     let cfg = events_table("ev.batched");
     let first = h.events("a", 4, 120, 21, 0.0).await;
     ingest_round(&h, &cfg, first.clone()).await;
-    let plan1 = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
-    let snap = plan1.state.metadata.current_snapshot().unwrap();
-    let (id1, seq1) = (snap.snapshot_id(), snap.sequence_number());
-    let wt = Arc::new(WriterTable::from_metadata(&cfg.table, &plan1.state.metadata).unwrap());
+    let plan1 = Planned::now(&h, &cfg).await;
     let t1 = plan1.tasks[0].clone();
-    run_task(&h.engine, &h.ports, &wt, id1, seq1, &t1).await.unwrap();
-    let (m1, r1) = sent_request(&h).await;
+    let (m1, r1) = plan1.run(&h, &t1).await;
 
     let second = h.events("b", 3, 120, 22, 0.0).await;
     ingest_round(&h, &cfg, second.clone()).await;
-    let plan2 = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
-    let snap = plan2.state.metadata.current_snapshot().unwrap();
-    let (id2, seq2) = (snap.snapshot_id(), snap.sequence_number());
+    let plan2 = Planned::now(&h, &cfg).await;
+    let (seq1, seq2) = (plan1.seq, plan2.seq);
     assert!(seq2 > seq1);
     let taken: HashSet<&String> = t1.inputs.iter().map(|f| &f.path).collect();
     let t2 = plan2.tasks.iter().find(|t| t.inputs.iter().all(|f| !taken.contains(&f.path))).expect("another partition");
-    run_task(&h.engine, &h.ports, &wt, id2, seq2, t2).await.unwrap();
-    let (m2, r2) = sent_request(&h).await;
+    let (m2, r2) = plan2.run(&h, t2).await;
 
     let before = contents(&h.ports, &cfg.table).await;
     let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&[m1.clone(), m2.clone()]).await;
@@ -407,25 +437,18 @@ async fn a_batchs_deduplicating_rewrites_land_as_an_overwrite_apart_from_its_rep
     let cfg = events_table("ev.kinds");
     let first = h.events("a", 4, 120, 24, 0.0).await;
     ingest_round(&h, &cfg, first.clone()).await;
-    let plan1 = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
-    let snap = plan1.state.metadata.current_snapshot().unwrap();
-    let (id1, seq1) = (snap.snapshot_id(), snap.sequence_number());
-    let wt = Arc::new(WriterTable::from_metadata(&cfg.table, &plan1.state.metadata).unwrap());
+    let plan1 = Planned::now(&h, &cfg).await;
     let t1 = plan1.tasks[0].clone();
-    run_task(&h.engine, &h.ports, &wt, id1, seq1, &t1).await.unwrap();
-    let (m1, r1) = sent_request(&h).await;
+    let (m1, r1) = plan1.run(&h, &t1).await;
     assert_eq!(r1.duplicates, 0);
 
     // A copy of a committed file: the other partitions now hold duplicates.
     ingest_round(&h, &cfg, vec![copy_of(&h, &first[0], "b", "copy-of-a0.avro").await]).await;
-    let plan2 = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
-    let snap = plan2.state.metadata.current_snapshot().unwrap();
-    let (id2, seq2) = (snap.snapshot_id(), snap.sequence_number());
+    let plan2 = Planned::now(&h, &cfg).await;
     let taken: HashSet<&String> = t1.inputs.iter().map(|f| &f.path).collect();
     let mut dedup = None;
     for t in plan2.tasks.iter().filter(|t| t.inputs.iter().all(|f| !taken.contains(&f.path))) {
-        run_task(&h.engine, &h.ports, &wt, id2, seq2, t).await.unwrap();
-        let (m, r) = sent_request(&h).await;
+        let (m, r) = plan2.run(&h, t).await;
         if r.duplicates > 0 {
             dedup = Some((m, r));
             break;
@@ -456,18 +479,9 @@ async fn in_one_batch_the_first_rewrite_of_a_file_wins_and_only_the_losers_files
     let cfg = events_table("ev.overlap");
     let objects = h.events("a", 4, 120, 23, 0.0).await;
     ingest_round(&h, &cfg, objects.clone()).await;
-    let plan = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
-    let snap = plan.state.metadata.current_snapshot().unwrap();
-    let (planned, seq) = (snap.snapshot_id(), snap.sequence_number());
-    let wt = Arc::new(WriterTable::from_metadata(&cfg.table, &plan.state.metadata).unwrap());
-    let task = plan.tasks[0].clone();
-    run_task(&h.engine, &h.ports, &wt, planned, seq, &task).await.unwrap();
-    let (winner, won) = sent_request(&h).await;
-    let mut twin = task.clone();
-    twin.level = 1;
-    twin.id = format!("{}-twin", task.id);
-    run_task(&h.engine, &h.ports, &wt, planned, seq, &twin).await.unwrap();
-    let (loser, lost) = sent_request(&h).await;
+    let plan = Planned::now(&h, &cfg).await;
+    let (winner, won) = plan.run(&h, &plan.tasks[0]).await;
+    let (loser, lost) = plan.run(&h, &twin_of(&plan.tasks[0])).await;
     assert_eq!(won.removed, lost.removed);
     let copy = floe::ports::Message { id: format!("{}-copy", winner.id), ..winner.clone() };
     // A task id a snapshot's list of tasks would read as two: refused.
@@ -507,24 +521,16 @@ async fn a_batch_redelivered_after_its_snapshot_landed_lands_nothing_twice() {
     let cfg = events_table("ev.crashed");
     let objects = h.events("a", 4, 120, 25, 0.0).await;
     ingest_round(&h, &cfg, objects.clone()).await;
-    let plan = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
-    let snap = plan.state.metadata.current_snapshot().unwrap();
-    let (planned, seq) = (snap.snapshot_id(), snap.sequence_number());
-    let wt = Arc::new(WriterTable::from_metadata(&cfg.table, &plan.state.metadata).unwrap());
+    let plan = Planned::now(&h, &cfg).await;
     assert!(plan.tasks.len() >= 2, "{} tasks", plan.tasks.len());
     let mut batch = vec![];
     let mut requests = vec![];
     for task in &plan.tasks[..2] {
-        run_task(&h.engine, &h.ports, &wt, planned, seq, task).await.unwrap();
-        let (m, r) = sent_request(&h).await;
+        let (m, r) = plan.run(&h, task).await;
         batch.push(m);
         requests.push(r);
     }
-    let mut twin = plan.tasks[0].clone();
-    twin.level = 1;
-    twin.id = format!("{}-twin", twin.id);
-    run_task(&h.engine, &h.ports, &wt, planned, seq, &twin).await.unwrap();
-    let (loser, lost) = sent_request(&h).await;
+    let (loser, lost) = plan.run(&h, &twin_of(&plan.tasks[0])).await;
     batch.push(loser.clone());
     let before = contents(&h.ports, &cfg.table).await;
 
