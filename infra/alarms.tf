@@ -2,14 +2,17 @@
 # queue's oldest message), objects waiting too long for a writer, and function errors.
 
 locals {
-  dlqs = {
+  dlqs = merge({
     ingest = aws_sqs_queue.ingest_dlq.name
     commit = aws_sqs_queue.commit_dlq.name
-  }
-  age_alarms = {
+  }, { for name in aws_sqs_queue.share_dlq[*].name : "compact-share" => name })
+  age_alarms = merge({
     commit = { queue = aws_sqs_queue.commit.name, seconds = var.freshness_alarm_seconds }
     ingest = { queue = aws_sqs_queue.ingest.name, seconds = var.freshness_alarm_seconds }
-  }
+    }, {
+    # Shares older than their TTL are dropped unrun: compaction is falling behind.
+    for name in aws_sqs_queue.share[*].name : "compact-share" => { queue = name, seconds = var.compactor_share_ttl_seconds }
+  })
 }
 
 resource "aws_cloudwatch_metric_alarm" "dead_letters" {

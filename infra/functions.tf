@@ -1,6 +1,6 @@
 # The three functions, their log groups, the SQS event sources (writer <- ingest queue,
-# committer <- commit queue, both reporting partial batch failures) and the compactor's
-# schedules. The committer runs with reserved concurrency 1: one committer per deployment
+# committer <- commit queue, compactor <- share queue, all reporting partial batch failures) and
+# the compactor's schedules. The committer runs with reserved concurrency 1: one committer per deployment
 # (its DynamoDB lock keeps any other committer out as well).
 
 resource "aws_cloudwatch_log_group" "function" {
@@ -95,6 +95,26 @@ resource "aws_lambda_event_source_mapping" "committer" {
       error_message = "committer_batch_size above 10 needs a batching window: set committer_batching_window_seconds to at least 1 (an SQS event source's rule)."
     }
   }
+}
+
+# The compactor's other source: the shares of a tick's plan that the tick did not run itself.
+resource "aws_lambda_event_source_mapping" "compactor" {
+  count                   = var.compactor_enabled ? 1 : 0
+  event_source_arn        = aws_sqs_queue.share[0].arn
+  function_name           = aws_lambda_function.function["compactor"].arn
+  enabled                 = var.event_sources_enabled
+  batch_size              = 1
+  function_response_types = ["ReportBatchItemFailures"]
+  scaling_config {
+    maximum_concurrency = max(2, var.compactor_max_invocations - 1)
+  }
+}
+
+# A failed tick is not retried: the next one plans afresh (and would send its shares again).
+resource "aws_lambda_function_event_invoke_config" "compactor" {
+  count                  = var.compactor_enabled ? 1 : 0
+  function_name          = aws_lambda_function.function["compactor"].function_name
+  maximum_retry_attempts = 0
 }
 
 # --- compactor schedules ------------------------------------------------------------------

@@ -7,7 +7,8 @@
 # - committer: the only role that writes table metadata, creates and swaps catalog entries
 #   and holds the lock; it deletes files of expired snapshots and rejected rewrites.
 # - compactor: reads metadata and data, writes data files (create-only), sends rewrite
-#   requests; deletes only with the orphan sweep on.
+#   requests, sends and receives the shares of its ticks' plans on its own queue; deletes only
+#   with the orphan sweep on.
 #
 # Every function writes only its own log group. tests/python/test_infra.py checks these claims
 # against `terraform show -json` of a plan.
@@ -233,6 +234,22 @@ data "aws_iam_policy_document" "compactor" {
     sid       = "OwnLogGroup"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["arn:${local.partition}:logs:${local.region}:${local.account}:log-group:/aws/lambda/${local.functions.compactor}:*"]
+  }
+  dynamic "statement" {
+    for_each = aws_sqs_queue.share[*].arn
+    content {
+      sid       = "SendShares"
+      actions   = ["sqs:SendMessage"]
+      resources = [statement.value]
+    }
+  }
+  dynamic "statement" {
+    for_each = aws_sqs_queue.share[*].arn
+    content {
+      sid       = "ReceiveShares"
+      actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"]
+      resources = [statement.value]
+    }
   }
   dynamic "statement" {
     for_each = local.sweep ? [1] : []

@@ -33,6 +33,16 @@ output "commit_dlq_url" {
   value       = aws_sqs_queue.commit_dlq.url
 }
 
+output "share_queue_url" {
+  description = "Shares of compactor ticks' plans, consumed by the compactor (null without the compactor)."
+  value       = one(aws_sqs_queue.share[*].url)
+}
+
+output "share_dlq_url" {
+  description = "Compaction shares that failed max_receive_count times (null without the compactor)."
+  value       = one(aws_sqs_queue.share_dlq[*].url)
+}
+
 output "catalog" {
   description = "The catalog kind (FLOE_CATALOG)."
   value       = var.catalog

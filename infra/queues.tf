@@ -95,3 +95,33 @@ resource "aws_sqs_queue_policy" "ingest" {
   queue_url = aws_sqs_queue.ingest.id
   policy    = data.aws_iam_policy_document.ingest_queue.json
 }
+
+# The compactor's share queue: a tick runs the most urgent share of its plan itself and sends
+# the others here, one message each, for the queue's event source mapping to run side by side
+# (compactor_max_invocations shares a tick at most).
+resource "aws_sqs_queue" "share_dlq" {
+  count                     = var.compactor_enabled ? 1 : 0
+  name                      = "${var.name_prefix}-compact-share-dlq"
+  message_retention_seconds = 1209600
+  sqs_managed_sse_enabled   = var.kms_key_arn == null ? true : null
+  kms_master_key_id         = var.kms_key_arn
+  tags                      = var.tags
+}
+
+resource "aws_sqs_queue" "share" {
+  count = var.compactor_enabled ? 1 : 0
+  name  = "${var.name_prefix}-compact-share"
+  # One invocation at a time holds a share (batch size 1, no batching window): a failed one is
+  # retried a minute after the function's timeout, and one that cannot be read reaches the
+  # dead-letter queue after max_receive_count tries. The compactor drops a share older than
+  # compactor_share_ttl_seconds itself.
+  visibility_timeout_seconds = var.compactor_timeout_seconds + 60
+  message_retention_seconds  = 86400
+  sqs_managed_sse_enabled    = var.kms_key_arn == null ? true : null
+  kms_master_key_id          = var.kms_key_arn
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.share_dlq[0].arn
+    maxReceiveCount     = var.max_receive_count
+  })
+  tags = var.tags
+}

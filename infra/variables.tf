@@ -405,6 +405,36 @@ variable "compact_tables" {
   default     = []
 }
 
+variable "compactor_max_tasks" {
+  description = "Compaction tasks one compactor invocation runs at most (FLOE_COMPACT_MAX_TASKS): one share of a tick's plan. Keep a share's run shorter than the schedule's interval, or the next tick plans its partitions again and the second copy's work is wasted."
+  type        = number
+  default     = 16
+  validation {
+    condition     = var.compactor_max_tasks >= 1 && floor(var.compactor_max_tasks) == var.compactor_max_tasks
+    error_message = "compactor_max_tasks must be a whole number of at least 1."
+  }
+}
+
+variable "compactor_max_invocations" {
+  description = "Compactor invocations a tick's plan may use at most (FLOE_COMPACT_MAX_INVOCATIONS): the tick runs the most urgent share of at most compactor_max_tasks tasks itself and sends up to this many minus one to the share queue, whose event source runs them side by side. Partitions beyond wait for the next tick, most urgent first. docs/PERFORMANCE.md models how many a workload needs."
+  type        = number
+  default     = 10
+  validation {
+    condition     = var.compactor_max_invocations >= 1 && var.compactor_max_invocations <= 1000 && floor(var.compactor_max_invocations) == var.compactor_max_invocations
+    error_message = "compactor_max_invocations must be a whole number from 1 to 1000."
+  }
+}
+
+variable "compactor_share_ttl_seconds" {
+  description = "A share of a tick's plan that waited longer than this on the share queue is dropped unrun (FLOE_COMPACT_SHARE_TTL_SECS): keep it under compactor_schedule's interval, so that a share never runs beside the next tick's copy of it."
+  type        = number
+  default     = 240
+  validation {
+    condition     = var.compactor_share_ttl_seconds >= 1 && floor(var.compactor_share_ttl_seconds) == var.compactor_share_ttl_seconds
+    error_message = "compactor_share_ttl_seconds must be a whole number of seconds, at least 1."
+  }
+}
+
 variable "compactor_memory_mb" {
   description = "Compactor memory (MB); a task reads up to a quarter of it (at most 512 MiB)."
   type        = number

@@ -2,7 +2,7 @@
 //! environment exactly as the Lambda binary does (`FLOE_*`, `AWS_*`), and is fed the way the
 //! function is on AWS: the writer and the committer from their SQS queue, as the event source
 //! mapping does (batches, partial batch failures, deletes), the compactor with one scheduled
-//! event. With the environment a deployment gives its functions (the Terraform module's
+//! event, or from its share queue (`--queue-url`) as that queue's mapping does. With the environment a deployment gives its functions (the Terraform module's
 //! `function_environments` output), this runs the pipeline on LocalStack or moto, or steps in
 //! for a function on AWS while debugging.
 
@@ -14,11 +14,12 @@ use anyhow::{Context, bail};
 use aws_sdk_sqs::types::MessageSystemAttributeName;
 use clap::{Args, ValueEnum};
 use floe::adapters::aws::emf::Emf;
-use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor};
+use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor, handle_shares};
 use floe::adapters::aws::lambda::{handle_committer, handle_writer, writer_env_from_env};
 use floe::adapters::aws::{AwsSettings, Clients, SqsQueue, connect_with};
 use floe::config::EngineConfig;
 use floe::pipeline::commit::Committer;
+use floe::ports::Queue;
 use tokio::sync::Mutex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -27,7 +28,7 @@ pub(crate) enum Function {
     Writer,
     /// floe-committer, fed from the commit queue (FLOE_COMMIT_QUEUE_URL).
     Committer,
-    /// floe-compactor, invoked once with a scheduled event.
+    /// floe-compactor, invoked once with a scheduled event (or fed from its share queue with --queue-url).
     Compactor,
 }
 
@@ -37,7 +38,8 @@ pub(crate) struct RunFunctionArgs {
     #[arg(value_enum)]
     function: Function,
     /// The queue its event source mapping reads: required for the writer (the ingest queue);
-    /// the committer's defaults to FLOE_COMMIT_QUEUE_URL.
+    /// the committer's defaults to FLOE_COMMIT_QUEUE_URL; the compactor reads its share queue
+    /// (FLOE_COMPACT_SHARE_QUEUE_URL) only if given one.
     #[arg(long)]
     queue_url: Option<String>,
     /// Messages per invocation (the mapping's batch size).
@@ -74,12 +76,24 @@ pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
     match a.function {
         Function::Compactor => {
             let env = CompactorEnv::from_lookup(|k| std::env::var(k).ok())?;
+            if let Some(url) = a.queue_url.clone() {
+                let mapping = Mapping::new(&clients, url, &a);
+                return mapping
+                    .run(|event| async {
+                        let ev = serde_json::from_value(event).ok()?;
+                        let out = handle_shares(&env, &ports, ev).await;
+                        emit();
+                        Some(out)
+                    })
+                    .await;
+            }
+            let shares = env.fan_out.as_ref().map(|f| SqsQueue::new(clients.sqs.clone(), &f.queue_url));
             let event: serde_json::Value = match &a.event {
                 Some(p) => serde_json::from_str(&std::fs::read_to_string(p).with_context(|| p.display().to_string())?)
                     .with_context(|| format!("{} is not JSON", p.display()))?,
                 None => serde_json::json!({"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}}),
             };
-            let runs = handle_compactor(&env, &ports, event).await;
+            let runs = handle_compactor(&env, &ports, shares.as_ref().map(|q| q as &dyn Queue), event).await;
             emit();
             let runs = runs?;
             println!("{}", serde_json::to_string_pretty(&runs)?);

@@ -68,8 +68,9 @@ K = {
     "COMMIT_WINDOW_S": [5, "infra/variables.tf committer_batching_window_seconds"],
     "COMMITTER_MB": [1024, "infra/variables.tf committer_memory_mb"],
     "COMPACTOR_MB": [3008, "infra/variables.tf compactor_memory_mb"],
-    "COMPACT_TICK_S": [300, "infra/variables.tf compactor_schedule rate(5 minutes); one invocation per tick"],
-    "COMPACT_MAX_TASKS": [16, "adapters/aws/lambda/compactor.rs CompactorEnv::from_lookup (FLOE_COMPACT_MAX_TASKS)"],
+    "COMPACT_TICK_S": [300, "infra/variables.tf compactor_schedule rate(5 minutes)"],
+    "COMPACT_MAX_TASKS": [16, "adapters/aws/lambda/compactor.rs CompactorEnv::from_lookup (FLOE_COMPACT_MAX_TASKS): tasks of one share, one invocation"],
+    "COMPACT_MAX_INVOCATIONS": [10, "infra/variables.tf compactor_max_invocations (FLOE_COMPACT_MAX_INVOCATIONS): shares of a tick, its own included"],
     "COMPACT_TIMEOUT_S": [900, "infra/variables.tf compactor_timeout_seconds"],
     "COMPACT_PARALLEL": [2, "compact::CompactOptions parallelism = available cores (2 at 3008 MB)"],
     "MAX_TASK_BYTES": [512 * MIB, "compactor.rs: min(memory/4, 512 MiB)"],
@@ -312,7 +313,7 @@ def key_mem(parquet_bytes):
     return parquet_bytes / (k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO")) * k("KEY_SET_BYTES")
 
 
-def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, live):
+def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, live, today_live):
     """One compactor tick for the L0 bytes q0 (files0 files) written since the last one: tasks,
     bytes, requests, Lambda-seconds, and the committer's time for the rewrites
     (compact/plan.rs plan_partition, compact/mod.rs run_task, commit/rewrite.rs, snapshot.rs)."""
@@ -362,8 +363,18 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
             + (l0_snaps * touched + snaps - l0_snaps) * k("S3_PUT_MS") / 1000 + entries * k("ENTRY_BYTES") / (k("S3_MBPS") * MB)
             + entries * k("REWRITE_ENTRY_MS") / 1000 / vcpu(k("COMMITTER_MB")))
     deletes = files0 + n_out / 2 + snaps * 2 + l0_snaps * touched  # expired: L0, L1 files, lists, manifests
-    return dict(tasks=tasks, snaps=snaps, refs=whole * k("REF_READ_FRACTION"), gets=gets, puts=n_out,
-                inv_s=inv_s, busy=busy, claim=claim, manifests_rewritten=l0_snaps * touched + snaps, deletes=deletes,
+    # a tick's plan in shares of COMPACT_MAX_TASKS tasks, one invocation each (compactor.rs
+    # fan_out_tick; whole partitions packed, a hot partition's chain cut): as many as allowed run
+    n_shares = math.ceil(tasks / k("COMPACT_MAX_TASKS"))
+    invocations = min(n_shares, k("COMPACT_MAX_INVOCATIONS"))
+    # each share's invocation plans again, reading the manifests that hold its partitions'
+    # files (compact/share.rs): today's (appends and today's merged manifests), not history's
+    inv_s += (invocations - 1) * (get_s(today_live * k("ENTRY_BYTES"))
+                                  + today_live * k("REWRITE_ENTRY_MS") / 1000 / vcpu(k("COMPACTOR_MB")))
+    share_gets = (invocations - 1) * (today_live * k("ENTRY_BYTES") / k("MANIFEST_TARGET") + 2)
+    return dict(tasks=tasks, snaps=snaps, share_gets=share_gets, refs=whole * k("REF_READ_FRACTION"), gets=gets, puts=n_out,
+                inv_s=inv_s, busy=busy, shares=n_shares, invocations=invocations, share_s=inv_s / max(n_shares, 1),
+                max_tasks=k("COMPACT_MAX_TASKS"), max_inv=k("COMPACT_MAX_INVOCATIONS"), claim=claim, manifests_rewritten=l0_snaps * touched + snaps, deletes=deletes,
                 n_out=n_out, hot_mem=hot_mem, q0=q0)
 
 
@@ -392,7 +403,8 @@ def simulate(diurnal=False, fpm=None, t0=0, t1=86400, step=60):
         if (t + step) % k("COMPACT_TICK_S") == 0:
             nb_tick = w["batches_s"] * k("COMPACT_TICK_S")
             late_y = [nb_tick * (1 - (1 - p) ** (w["n"] * q)) >= k("MIN_FILES") for p in shares]
-            rw = compaction(q0, files0, today_c, day_c, late_y, shares, demand * k("COMPACT_TICK_S") / step, meta, live)
+            rw = compaction(q0, files0, today_c, day_c, late_y, shares, demand * k("COMPACT_TICK_S") / step, meta, live,
+                            files0 + today_c / k("TARGET_FILE_BYTES"))
             q0 = files0 = 0.0
         rw_snaps_s = rw["snaps"] / k("COMPACT_TICK_S") / max(1.0, c["rho"]) if rw else 0.0
         # manifests: one per snapshot since the last merge (merged past MERGE_PAST), plus the
@@ -460,9 +472,11 @@ def totals(rows, step=60):
                                    + r["commits"] * k("LOG_BYTES_INVOKE")) / GB)
         if rw and (r["t"] + step) % k("COMPACT_TICK_S") == 0:
             s["gbs"]["compactor"] += rw["inv_s"] * k("COMPACTOR_MB") / 1024
-            add("Lambda invocations", rw["inv_s"] / k("COMPACT_TIMEOUT_S") + 1)
+            add("Lambda invocations", rw["invocations"])
+            add("SQS share queue (send, receive, delete)", 3 * (rw["invocations"] - 1))
             add("S3 GET compaction inputs + references", rw["gets"])
             add("S3 GET compactor plan (every manifest)", r["manifests"] + 2)
+            add("S3 GET compaction shares' plans (their manifests)", rw["share_gets"])
             add("S3 PUT compaction outputs, rewrites", rw["puts"] + rw["manifests_rewritten"] + 3 * rw["snaps"]
                 + rw["tasks"] * rw["claim"])
             add("SQS commit queue (send, receive, delete)", rw["tasks"] * 2.1)
@@ -502,6 +516,8 @@ TUNED = {  # what the model says it takes
     "EXPECTED_OBJECT_MB": 0.61,  # infra expected_object_mb = the objects' size: ~2 GB writers
     "COMMITTER_MB": 1769,        # infra committer_memory_mb: one full vCPU
     "DEDUP_WINDOW_S": 600,       # table property floe.dedup-window-ms = 600000: copies looked for 10 min back
+    "COMPACT_MAX_TASKS": 3,      # FLOE_COMPACT_MAX_TASKS: a share's invocation ends within the tick
+    "COMPACT_MAX_INVOCATIONS": 200,  # infra compactor_max_invocations: every share of a tick runs
 }
 
 

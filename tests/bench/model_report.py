@@ -46,7 +46,14 @@ def findings(dep, tun):
         f"(the *tuned* column) bring it to {tc['rho']:.2f} busy at the target, "
         f"saturating at {tun['sat']:,.0f} files/min.",
         f"- **Compactors.** A tick plans ~{rw['tasks']:,.0f} tasks (the hot tenant's ~{rw['q0'] * tenant_shares()[0] / k('MAX_TASK_BYTES'):,.0f} of 512 MiB "
-        "alone) where the deployed schedule runs 16 from one invocation. Every L0 task of a partition checks its "
+        f"alone). A tick cuts its plan into shares of {k('COMPACT_MAX_TASKS'):.0f} tasks, runs the first and sends "
+        f"the others to the share queue, {k('COMPACT_MAX_INVOCATIONS'):.0f} shares a tick at most as deployed: "
+        f"{rw['shares']:,.0f} are due, {rw['invocations']:,.0f} run, each for ~{rw['share_s']:,.0f} s "
+        f"({'past' if rw['share_s'] > k('COMPACT_TIMEOUT_S') else 'within'} the {k('COMPACT_TIMEOUT_S'):.0f} s timeout). The *tuned* column cuts shares of {TUNED['COMPACT_MAX_TASKS']} tasks and allows "
+        f"{TUNED['COMPACT_MAX_INVOCATIONS']}: {tun['mid']['rw']['invocations']:,.0f} invocations of "
+        f"~{tun['mid']['rw']['share_s']:,.0f} s, {'inside' if tun['mid']['rw']['share_s'] < k('COMPACT_TICK_S') else 'longer than'} "
+        f"the {k('COMPACT_TICK_S'):.0f} s tick, each planning again "
+        "from the manifests that hold its partitions (compact/share.rs). Every L0 task of a partition checks its "
         "inputs' keys against the key columns of all the partition's compacted files (compact/keys.rs: footer and "
         f"key column only, {k('REF_READ_FRACTION'):.0%} of their bytes, streamed past a set of the task's own keys, "
         f"so a task needs ~{rw['hot_mem'] / GB:,.1f} GB however big its partition). A run keeps a reference's keys "
@@ -110,11 +117,16 @@ def report(scs, args, measured):
     row("commit queue backlog growth (manifests/h)", lambda x: f"{m(x, 'c', 'backlog_h'):,.0f}")
     row("**one committer saturates at** (files/min): appends / all work",
         lambda x: " / ".join(f"**{v:,.0f}**" if v else "-" for v in (x["sat_append"], x["sat"])))
-    row("compaction tasks per 5-minute tick (deployed runs 16)", lambda x: f"{m(x, 'rw', 'tasks'):,.0f}")
+    row("compaction tasks per 5-minute tick", lambda x: f"{m(x, 'rw', 'tasks'):,.0f}")
+    row("**compactor invocations per tick**: shares of `COMPACT_MAX_TASKS` tasks / allowed to run (`COMPACT_MAX_INVOCATIONS`)",
+        lambda x: f"{m(x, 'rw', 'shares'):,.0f} / **{m(x, 'rw', 'invocations'):,.0f}**"
+        f" ({m(x, 'rw', 'max_tasks'):.0f} tasks a share, {m(x, 'rw', 'max_inv'):.0f} allowed)")
+    row("one share's invocation (timeout 900 s; past the 300 s tick the next tick plans it again)",
+        lambda x: f"{m(x, 'rw', 'share_s'):,.0f} s")
     row(f"bytes compacted a day (write amplification; bench-table measured {k('BENCH_TABLE_WA'):.2f} on a small table)",
         lambda x: f"{2 * x['s']['avro'] * k('PARQUET_C_RATIO') / TB:,.1f} TB "
         f"({2 * k('PARQUET_C_RATIO') / k('PARQUET_L0_RATIO'):.2f}: L0 -> L1 -> L2, each row twice)")
-    row("**compactor concurrency** (deployed: 1 per tick)", lambda x: f"**{m(x, 'rw', 'inv_s') / k('COMPACT_TICK_S'):,.0f}**")
+    row("**compactor concurrency** (Lambda-seconds per tick / tick)", lambda x: f"**{m(x, 'rw', 'inv_s') / k('COMPACT_TICK_S'):,.0f}**")
     row("dedup references read per tick", lambda x: f"{m(x, 'rw', 'refs') / TB:,.1f} TB")
     row("hottest partition's task memory", lambda x: f"{m(x, 'rw', 'hot_mem') / GB:,.1f} GB")
     row("references outgrow the run's kept keys (then each task streams them): hottest / coldest partition",

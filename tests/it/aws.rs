@@ -351,7 +351,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     compactor_env.tables = vec![table.clone()];
     compactor_env.options.full = true;
     let tick = serde_json::from_str(include_str!("../../events/compactor/scheduled.json")).expect("sample event");
-    let runs = handle_compactor(&compactor_env, &ports, tick).await.expect("compactor");
+    let runs = handle_compactor(&compactor_env, &ports, None, tick).await.expect("compactor");
     assert_eq!(runs.len(), 1);
     let (event, receipts) = env.sqs_event(&env.settings.commit_queue_url, runs[0].tasks, Duration::from_secs(10)).await;
     let ev: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).expect("sqs event");

@@ -237,7 +237,7 @@ async fn run_on_the_emulator(catalog: Catalog, faults: Faults, transient: Option
                 ticks += 1;
                 let (ce, p) = (compactor_env.clone(), ports.clone());
                 let tick = serde_json::json!({"detail-type": "Scheduled Event", "detail": {}});
-                match tokio::spawn(async move { handle_compactor(&ce, &p, tick).await }).await {
+                match tokio::spawn(async move { handle_compactor(&ce, &p, None, tick).await }).await {
                     Ok(Ok(runs)) => assert!(ticks == 2 || runs[0].planned > 0, "the first tick has work: {runs:?}"),
                     Ok(Err(e)) => eprintln!("compactor invocation failed: {e}"),
                     Err(e) => {

@@ -8,6 +8,7 @@ mod common;
 mod compact;
 mod crash;
 mod evolve;
+mod fan_out;
 mod format;
 mod immutable;
 mod ingest;

@@ -513,6 +513,9 @@ def test_roles_are_least_privilege(deployed):
         "compactor": [("s3:GetObject", data, {}), ("s3:PutObject", claim, created),
                       ("s3:ListBucket", f"arn:aws:s3:::{wh.split('/')[0]}", {"s3:prefix": wh.split("/", 1)[1] + "/default.db/"}),
                       ("s3:DeleteObject", data, {}),  # the orphan sweep is on by default
+                      *[(a, arn_of(o["share_queue_url"]), {}) for a in (
+                          "sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
+                          "sqs:ChangeMessageVisibility")],
                       *[(a, r, {}) for a, r in cat_reads]],
     }
     for role, calls in needed.items():
@@ -521,6 +524,9 @@ def test_roles_are_least_privilege(deployed):
     for action in ("sqs:ReceiveMessage", "sqs:DeleteMessage"):
         assert not allowed(k, action, arn_of(o["commit_queue_url"])), f"compactor {action} on the commit queue"
         assert not allowed(w, action, arn_of(o["commit_queue_url"])), f"writer {action} on the commit queue"
+    for role in (w, c):
+        for action in ("sqs:SendMessage", "sqs:ReceiveMessage"):
+            assert not allowed(role, action, arn_of(o["share_queue_url"])), f"{action} on the share queue"
 
     # Each function writes only its own log group.
     groups = o["log_groups"]
@@ -535,7 +541,9 @@ def test_roles_are_least_privilege(deployed):
     prefix = fn["writer"]["function_name"].rsplit("-", 1)[0]
     assert queues[f"{prefix}-ingest"]["visibility_timeout_seconds"] == 6 * fn["writer"]["timeout"]
     assert queues[f"{prefix}-commit"]["visibility_timeout_seconds"] == 6 * fn["committer"]["timeout"]
-    for q in ("ingest", "commit"):
+    # One invocation holds a share (batch size 1): retried a minute after the compactor's timeout.
+    assert queues[f"{prefix}-compact-share"]["visibility_timeout_seconds"] == fn["compactor"]["timeout"] + 60
+    for q in ("ingest", "commit", "compact-share"):
         redrive = json.loads(queues[f"{prefix}-{q}"]["redrive_policy"])
         assert redrive["deadLetterTargetArn"] == queues[f"{prefix}-{q}-dlq"]["arn"]
     assert fn["writer"]["architectures"] == ["arm64"]
@@ -600,12 +608,21 @@ def test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_pat
     assert sum(d.get("rows", 0) for d in emf(werr)) == len(want), werr[-2000:]
     assert sum(d.get("committed_rows", 0) for d in emf(cerr)) == len(want), cerr[-2000:]
     assert all(d["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "Floe" for d in emf(werr) + emf(cerr))
-    # A full compaction, then the committer for its rewrite requests.
+    # A share of a tick's plan (what a tick with more partitions than one invocation runs sends),
+    # on the module's share queue: the compactor's mapping runs it (a full compaction of the
+    # table's one partition), then the committer commits its rewrites.
+    share = {"version": 1, "kind": "compact-share", "table": "default.events", "partitions": [""], "full": True,
+             "max_tasks": 16, "planned_ms": int(time.time() * 1000)}
+    boto3.client("sqs", endpoint_url=ep).send_message(QueueUrl=o["share_queue_url"], MessageBody=json.dumps(share))
+    _, kerr = finish(run_function(plan, "compactor", "--queue-url", o["share_queue_url"], "--until-idle-secs", 5),
+                     "compactor shares")
+    assert "1 message(s), 0 reported failed" in kerr, kerr[-2000:]
+    finish(run_function(plan, "committer", "--until-idle-secs", 5), "committer")
+    # A scheduled full compaction then finds nothing left to merge, and sends no share.
     event = ROOT / "events/compactor/full-compaction.json"
     out, _ = finish(run_function(plan, "compactor", "--event", event), "compactor")
     runs = json.loads(out)
-    assert runs and runs[0]["tasks"] > 0, runs
-    finish(run_function(plan, "committer", "--until-idle-secs", 5), "committer")
+    assert runs and runs[0]["exists"] and runs[0]["tasks"] == runs[0]["shares_sent"] == 0, runs
 
     # PyIceberg, through the catalog the module made.
     from pyiceberg.catalog import load_catalog

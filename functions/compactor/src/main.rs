@@ -1,22 +1,25 @@
-//! `floe-compactor` Lambda (on a schedule): plans each table's LSM merges from its metadata,
-//! runs the tasks on the function's cores, and sends rewrite requests to the commit queue for the
-//! committer. It never writes table metadata.
+//! `floe-compactor` Lambda: on a schedule, plans each table's LSM merges from its metadata,
+//! runs the most urgent share of the tasks on the function's cores and sends the other shares to
+//! the share queue; from that queue (its event source mapping), runs one share. Rewrite
+//! requests go to the commit queue for the committer. It never writes table metadata.
 
-use floe::adapters::aws::lambda::compactor::{CompactorEnv, TableRun, handle_compactor};
-use floe::adapters::aws::{ColdStart, cold_start};
+use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_event};
+use floe::adapters::aws::{ColdStart, SqsQueue, cold_start};
+use floe::ports::Queue;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let ColdStart { ports, .. } = cold_start().await?;
+    let ColdStart { ports, clients, .. } = cold_start().await?;
     let emf = floe::adapters::aws::emf::Emf::new("floe-compactor");
     let ports = ports.with_metrics(emf.recorder());
     let env = CompactorEnv::from_lookup(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
-    let (env, ports, emf) = (&env, &ports, &emf);
+    let shares = env.fan_out.as_ref().map(|f| SqsQueue::new(clients.sqs.clone(), &f.queue_url));
+    let (env, ports, emf, shares) = (&env, &ports, &emf, shares.as_ref().map(|q| q as &dyn Queue));
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| async move {
-        let out = handle_compactor(env, ports, ev.payload).await;
+        let out = handle_event(env, ports, shares, ev.payload).await;
         emf.flush();
-        Ok::<Vec<TableRun>, Error>(out?)
+        Ok::<serde_json::Value, Error>(out?)
     }))
     .await
 }
@@ -38,7 +41,7 @@ mod tests {
             (include_str!("../../../events/compactor/full-compaction.json"), "default.events"),
         ] {
             let ev: serde_json::Value = serde_json::from_str(sample).unwrap();
-            let runs = handle_compactor(&env, &ports, ev).await.unwrap();
+            let runs = handle_compactor(&env, &ports, None, ev).await.unwrap();
             assert_eq!(runs.len(), 1);
             assert_eq!((runs[0].table.as_str(), runs[0].exists, runs[0].tasks), (table, false, 0));
         }

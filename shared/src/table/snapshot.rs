@@ -37,6 +37,9 @@ pub const PROP_MANIFEST_TARGET_SIZE: &str = "commit.manifest.target-size-bytes";
 /// Iceberg's property: whether manifests are merged at all.
 pub const PROP_MERGE_ENABLED: &str = "commit.manifest-merge.enabled";
 
+/// Manifests read at once (a compactor's plan reads every manifest of a big table).
+pub(crate) const READ_PARALLEL: usize = 16;
+
 /// A snapshot's manifest list and the (inheritance-resolved) entries of the manifests known.
 #[derive(Debug, Clone, Default)]
 pub struct Manifests {
@@ -56,18 +59,33 @@ impl Manifests {
         Ok(Manifests { list: list.collect(), contents: HashMap::new() })
     }
 
-    /// Reads the manifests of the list not known yet.
+    /// Reads the manifests of the list not known yet, [`READ_PARALLEL`] at a time.
     pub async fn read_contents(&mut self, store: &dyn ObjectStore, reads: &mut u32) -> Result<()> {
-        for mf in &self.list {
-            if self.contents.contains_key(&mf.manifest_path) {
-                continue;
-            }
+        use futures::StreamExt;
+        let mut seen = HashSet::new();
+        let missing: Vec<&ManifestFile> = self
+            .list
+            .iter()
+            .filter(|mf| !self.contents.contains_key(&mf.manifest_path) && seen.insert(mf.manifest_path.as_str()))
+            .collect();
+        // Boxed and collected first: a stream over a closure's futures loses `Send` here.
+        type Fetch<'a> = futures::future::BoxFuture<'a, std::result::Result<(&'a ManifestFile, bytes::Bytes), crate::PortError>>;
+        let gets: Vec<Fetch<'_>> = missing
+            .into_iter()
+            .map(|mf| -> Fetch<'_> { Box::pin(async move { store.get(&mf.manifest_path).await.map(|b| (mf, b)) }) })
+            .collect();
+        let mut fetched = futures::stream::iter(gets).buffered(READ_PARALLEL);
+        let mut read = vec![];
+        while let Some(got) = fetched.next().await {
+            let (mf, bytes) = got?;
             *reads += 1;
-            let manifest = Manifest::parse_avro(&store.get(&mf.manifest_path).await?)?;
+            let manifest = Manifest::parse_avro(&bytes)?;
             let mut entries: Vec<ManifestEntry> = manifest.entries().iter().map(|e| inherit(e, mf)).collect();
             lineage::inherit_row_ids(&mut entries, mf);
-            self.contents.insert(mf.manifest_path.clone(), Arc::new(entries));
+            read.push((mf.manifest_path.clone(), Arc::new(entries)));
         }
+        drop(fetched);
+        self.contents.extend(read);
         Ok(())
     }
 

@@ -12,7 +12,9 @@
 
 mod keys;
 pub mod plan;
+mod share;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -31,6 +33,7 @@ use crate::table::{Manifests, TableState, WriterTable, dedup_window_ms, load_tab
 use crate::{Error, Result, TableIdent};
 use keys::{Found, KeyIndex};
 pub use plan::{DedupWindow, LiveFile, PartitionDebt, Policy, Task};
+pub use share::{Held, Scope, Share};
 
 /// Settings of a compaction run.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +51,8 @@ pub struct CompactOptions {
     /// Bytes of dedup reference keys a run keeps, so that its tasks that reference the same
     /// file read it once; past it they stream it each (a task's own memory is its inputs').
     pub shared_key_bytes: usize,
+    /// Plan and run only a share of the table; `None`: all of it.
+    pub scope: Option<Scope>,
 }
 
 impl Default for CompactOptions {
@@ -59,6 +64,7 @@ impl Default for CompactOptions {
             parallelism: std::thread::available_parallelism().map_or(2, |n| n.get()),
             max_tasks: usize::MAX,
             shared_key_bytes: 256 << 20,
+            scope: None,
         }
     }
 }
@@ -74,6 +80,8 @@ pub struct CompactPlan {
     pub files: Vec<LiveFile>,
     /// The policy used.
     pub policy: Policy,
+    /// The paths of the manifests read ([`LiveFile::manifest`] indexes them).
+    pub manifests: Vec<String>,
 }
 
 impl CompactPlan {
@@ -92,8 +100,13 @@ pub async fn plan_table(ports: &Ports, table: &TableIdent, opts: &CompactOptions
     crate::table::ensure_rewritable(&table.to_string(), &state.metadata)?;
     let mut reads = 0;
     let mut manifests = Manifests::load(store, &state.metadata, &mut reads).await?;
+    if let Some(scope) = &opts.scope {
+        scope.restrict_manifests(&mut manifests.list, &state.metadata);
+    }
     manifests.read_contents(store, &mut reads).await?;
-    let files: Vec<LiveFile> = manifests
+    let index: HashMap<&str, u32> =
+        manifests.list.iter().enumerate().map(|(i, mf)| (mf.manifest_path.as_str(), i as u32)).collect();
+    let mut files: Vec<LiveFile> = manifests
         .live()
         .map(|(mf, e)| LiveFile {
             path: e.file_path().to_string(),
@@ -102,8 +115,10 @@ pub async fn plan_table(ports: &Ports, table: &TableIdent, opts: &CompactOptions
             seq: e.sequence_number().unwrap_or(0),
             spec_id: mf.partition_spec_id,
             partition: e.data_file().partition().clone(),
+            manifest: index[mf.manifest_path.as_str()],
         })
         .collect();
+    let manifest_paths: Vec<String> = manifests.list.iter().map(|mf| mf.manifest_path.clone()).collect();
     let wt = WriterTable::from_metadata(table, &state.metadata)?;
     let policy = Policy {
         target_file_size: wt.target_file_size,
@@ -112,8 +127,12 @@ pub async fn plan_table(ports: &Ports, table: &TableIdent, opts: &CompactOptions
         full: opts.full,
         dedup_window: dedup_window(&state.metadata)?,
     };
-    let tasks = plan::plan(&files, state.metadata.default_partition_spec_id(), &policy);
-    Ok(CompactPlan { state, tasks, files, policy })
+    let spec_id = state.metadata.default_partition_spec_id();
+    if let Some(scope) = &opts.scope {
+        scope.restrict_files(&mut files, &state.metadata);
+    }
+    let tasks = plan::plan(&files, spec_id, &policy);
+    Ok(CompactPlan { state, tasks, files, policy, manifests: manifest_paths })
 }
 
 /// The table's dedup window ([`crate::table::PROP_DEDUP_WINDOW`]) with its kept snapshots'
@@ -161,21 +180,37 @@ pub struct CompactReport {
     pub elapsed: std::time::Duration,
 }
 
-/// Plans `table` and runs up to `opts.max_tasks` tasks, `opts.parallelism` at a time; each
-/// sends its rewrite request to the commit queue. Commits nothing.
+/// Plans `table` and runs up to `opts.max_tasks` tasks, the most urgent, `opts.parallelism` at
+/// a time; each sends its rewrite request to the commit queue. Commits nothing.
 pub async fn compact(
     cfg: &EngineConfig,
     ports: &Ports,
     table: &TableIdent,
     opts: &CompactOptions,
 ) -> Result<CompactReport> {
-    let started = Instant::now();
     let plan = plan_table(ports, table, opts).await?;
+    let tasks = match &opts.scope {
+        Some(scope) => scope.stretch(&plan.tasks, opts.max_tasks),
+        None => plan.tasks.iter().take(opts.max_tasks).cloned().collect(),
+    };
+    run_planned(cfg, ports, table, &plan, tasks, opts).await
+}
+
+/// Runs `tasks` of `plan` (all of them), `opts.parallelism` at a time; each sends its rewrite
+/// request to the commit queue.
+pub async fn run_planned(
+    cfg: &EngineConfig,
+    ports: &Ports,
+    table: &TableIdent,
+    plan: &CompactPlan,
+    tasks: Vec<Task>,
+    opts: &CompactOptions,
+) -> Result<CompactReport> {
+    let started = Instant::now();
     let mut report = CompactReport { planned: plan.tasks.len(), ..Default::default() };
     let wt = Arc::new(WriterTable::from_metadata(table, &plan.state.metadata)?);
     let snapshot = plan.state.metadata.current_snapshot().map(|s| (s.snapshot_id(), s.sequence_number()));
     let Some((snapshot_id, seq)) = snapshot else { return Ok(report) };
-    let tasks: Vec<Task> = plan.tasks.into_iter().take(opts.max_tasks).collect();
     let sizes = plan.files.iter().map(|f| (f.path.clone(), f.size)).collect();
     let keys = Arc::new(KeyIndex::new(wt.clone(), ports.store.clone(), sizes, &tasks, opts.shared_key_bytes)?);
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.parallelism.max(1)));
@@ -189,9 +224,16 @@ pub async fn compact(
             r
         });
     }
+    // A failed task fails the run, once the others are done: their work is not thrown away.
+    let mut failed = None;
     while let Some(joined) = set.join_next().await {
         let outcome = match joined {
-            Ok(outcome) => outcome?,
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(e)) => {
+                tracing::error!(%table, error = %e, "compaction task failed");
+                failed.get_or_insert(e);
+                continue;
+            }
             // A task that panicked takes the run down with it, as it would a process.
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(e) => return Err(Error::Internal(format!("compaction task failed: {e}"))),
@@ -207,6 +249,9 @@ pub async fn compact(
         t.reference_bytes += outcome.reference_bytes;
         t.reference_key_bytes += outcome.reference_key_bytes;
         t.bytes_written += outcome.bytes_written;
+    }
+    if let Some(e) = failed {
+        return Err(e);
     }
     report.elapsed = started.elapsed();
     info!(%table, planned = report.planned, tasks = report.tasks, ms = report.elapsed.as_millis() as u64, "compaction run done");

@@ -41,6 +41,8 @@ pub struct LiveFile {
     pub spec_id: i32,
     /// Partition tuple.
     pub partition: Struct,
+    /// Which manifest of the snapshot's manifest list holds it (its index there).
+    pub manifest: u32,
 }
 
 impl LiveFile {
@@ -150,10 +152,53 @@ pub struct PartitionDebt {
 }
 
 /// Plans the tasks for the live files of the current spec `spec_id` (files of older specs are
-/// left alone). Tasks come in partition order; a partition's tasks in the order they must be
-/// planned (each references the inputs of those before it).
+/// left alone). A partition's tasks come together, in the order they must be planned (each
+/// references the inputs of those before it); partitions come most urgent first: the one whose
+/// oldest input has the lowest data sequence number, then in partition order.
+///
+/// That order is what keeps a run of bounded size (`max_tasks`, a share of a tick) from
+/// starving a partition: a partition left for later keeps its oldest input, while a file a writer
+/// adds is newer than every live file and a file a run writes takes the sequence number of the
+/// snapshot it was planned from, no older than any file live then; so once the table moves on,
+/// a partition that waited comes before those served since.
 pub fn plan(files: &[LiveFile], spec_id: i32, policy: &Policy) -> Vec<Task> {
-    partitions(files, spec_id).into_values().flat_map(|part| plan_partition(&part, policy)).collect()
+    let mut parts: Vec<Vec<Task>> = partitions(files, spec_id)
+        .into_values()
+        .map(|part| plan_partition(&part, policy))
+        .filter(|tasks| !tasks.is_empty())
+        .collect();
+    // A stable sort: partitions of equal urgency stay in partition order.
+    parts.sort_by_key(|tasks| tasks.iter().flat_map(|t| &t.inputs).map(|f| f.seq).min());
+    parts.into_iter().flatten().collect()
+}
+
+/// Splits a plan (partition by partition, as [`plan`] orders it) into shares of at most
+/// `max_tasks` tasks, in plan order: the index ranges of each share's tasks. Partitions with
+/// fewer tasks share whole; a partition with more is cut into shares of its own, each a stretch
+/// of its chain (the tasks of a chain do not wait on each other: each only references the inputs
+/// of those before it, files that are live until the chain commits).
+pub fn shares(tasks: &[Task], max_tasks: usize) -> Vec<std::ops::Range<usize>> {
+    let max_tasks = max_tasks.max(1);
+    let mut out: Vec<std::ops::Range<usize>> = vec![];
+    // Whether the last share holds whole partitions, and may take more.
+    let mut open = false;
+    let mut i = 0;
+    while i < tasks.len() {
+        let end = i + tasks[i..].iter().take_while(|t| t.partition == tasks[i].partition).count();
+        match out.last_mut() {
+            Some(last) if open && end - last.start <= max_tasks => last.end = end,
+            _ if end - i <= max_tasks => {
+                out.push(i..end);
+                open = true;
+            }
+            _ => {
+                out.extend((i..end).step_by(max_tasks).map(|s| s..(s + max_tasks).min(end)));
+                open = false;
+            }
+        }
+        i = end;
+    }
+    out
 }
 
 /// The debt of each partition (keyed by its tuple), for status reports.
@@ -271,7 +316,7 @@ mod tests {
 
     fn file(path: &str, size: u64, seq: i64, part: i64) -> LiveFile {
         let partition = Struct::from_iter([Some(iceberg::spec::Literal::long(part))]);
-        LiveFile { path: path.into(), size, rows: size / 10, seq, spec_id: 0, partition }
+        LiveFile { path: path.into(), size, rows: size / 10, seq, spec_id: 0, partition, manifest: 0 }
     }
 
     fn policy() -> Policy {
@@ -349,6 +394,36 @@ mod tests {
         let d = debt(&files, 0, &policy());
         assert_eq!(d[0].1.levels, [1, 1, 1]);
         assert_eq!(d[0].1.small, 2);
+    }
+
+    #[test]
+    fn partitions_come_most_urgent_first_and_share_whole() {
+        // Partition 1's oldest input is newer than partition 2's and 3's.
+        let mut files: Vec<LiveFile> = (0..3).map(|i| file(&format!("p1-{i}"), 100, 10 + i, 1)).collect();
+        files.extend((0..3).map(|i| file(&format!("p2-{i}"), 100, 5 + i, 2)));
+        files.extend((0..3).map(|i| file(&format!("p3-{i}"), 100, 5 + i, 3)));
+        files.extend((0..10).map(|i| file(&format!("p4-{i}"), 400, 20 + i, 4)));
+        let p = Policy { max_task_bytes: 1000, ..policy() };
+        let tasks = plan(&files, 0, &p);
+        let firsts: Vec<&str> = tasks.iter().map(|t| t.inputs[0].path.as_str()).collect();
+        assert_eq!(
+            firsts,
+            ["p2-0", "p3-0", "p1-0", "p4-0", "p4-2", "p4-4", "p4-6", "p4-8"],
+            "oldest input first, ties in partition order, a chain kept together and in order"
+        );
+        let shares = shares(&tasks, 2);
+        assert_eq!(shares, [0..2, 2..3, 3..5, 5..7, 7..8], "two partitions fit a share of two; a chain of five is cut");
+        assert_eq!(super::shares(&tasks, 100), [0..8]);
+        assert_eq!(super::shares(&tasks, 4), [0..3, 3..7, 7..8], "no partition joins a cut chain's last share");
+        assert!(super::shares(&[], 3).is_empty());
+        // Partition 2 compacted: its level-1 file was planned from the latest snapshot (30), so
+        // it now comes after the partitions left waiting.
+        let mut after: Vec<LiveFile> = files.iter().filter(|f| !f.path.starts_with("p2")).cloned().collect();
+        after.extend((0..3).map(|i| file(&format!("L1-p2-{i}"), 300, 30, 2)));
+        after.extend((0..3).map(|i| file(&format!("p2-new{i}"), 100, 31 + i, 2)));
+        let next = plan(&after, 0, &p);
+        let firsts: Vec<&str> = next.iter().map(|t| t.inputs[0].path.as_str()).take(3).collect();
+        assert_eq!(firsts, ["p3-0", "p1-0", "p4-0"]);
     }
 
     #[test]

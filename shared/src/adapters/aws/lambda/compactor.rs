@@ -1,21 +1,87 @@
 //! The compactor function's glue: which tables and settings (the environment, overridden by the
-//! scheduled event's `detail`), and one compaction run per table.
+//! scheduled event's `detail`), one compaction run per table on a tick, and the fan-out of a
+//! tick's plan over several invocations.
 //!
-//! Fan-out on AWS: each scheduled invocation plans its tables and runs up to
-//! `FLOE_COMPACT_MAX_TASKS` tasks, as many at once as the function has cores; the rest wait for
-//! the next tick, planned afresh from the table then. Overlapping invocations are safe: the same
-//! task planned twice writes the same files and its second request is a duplicate, and a task
-//! planned on files compacted since is rejected as stale.
+//! A tick plans each table and cuts the plan into shares of at most `FLOE_COMPACT_MAX_TASKS`
+//! tasks, most urgent partitions first (`pipeline::compact` share module: whole partitions, or a
+//! stretch of a hot partition's chain). It runs the first share itself, as many tasks at once as
+//! the function has cores. With a share queue (`FLOE_COMPACT_SHARE_QUEUE_URL`) it first sends
+//! the next shares, up to `FLOE_COMPACT_MAX_INVOCATIONS` shares in all, a message each
+//! ([`ShareRequest`]). The queue's event source mapping invokes this function on each; the
+//! invocation plans those partitions afresh from the table, reading only the manifests that can
+//! hold them, and runs their tasks. What is left waits for the next tick.
+//!
+//! Overlapping runs are safe: the same task planned twice writes the same files and its second
+//! request is a duplicate, and a task planned on files compacted since is rejected as stale. A
+//! share that waited in the queue past `FLOE_COMPACT_SHARE_TTL_SECS` (keep it under the
+//! schedule's interval) is dropped unrun: the next tick plans its partitions again. A share that
+//! cannot be read fails, and is dead-lettered in the end; one whose run failed is dropped once
+//! redelivered past its TTL.
 
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use serde::{Deserialize, Serialize};
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use crate::config::EngineConfig;
-use crate::pipeline::compact::{CompactOptions, compact};
-use crate::ports::Ports;
+use crate::message::MESSAGE_VERSION;
+use crate::pipeline::compact::{CompactOptions, CompactReport, Held, Scope, compact, plan_table, run_planned};
+use crate::ports::{Ports, Queue};
 use crate::table::load_table;
 use crate::table::sweep::sweep_orphans;
 use crate::{Error, Result, TableIdent};
+
+/// The `kind` of a share message.
+pub const SHARE_KIND: &str = "compact-share";
+
+/// A share message's size past which it names no manifests (SQS takes 256 KiB).
+const MAX_SHARE_BYTES: usize = 200 << 10;
+
+/// Where a tick sends the shares of its plan it does not run itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FanOut {
+    /// The share queue: `FLOE_COMPACT_SHARE_QUEUE_URL`.
+    pub queue_url: String,
+    /// Shares of a tick, its own included: `FLOE_COMPACT_MAX_INVOCATIONS` (10).
+    pub max_invocations: usize,
+    /// How long a share may wait in the queue: `FLOE_COMPACT_SHARE_TTL_SECS` (240: under the default 5-minute schedule).
+    pub ttl: Duration,
+}
+
+/// A share of a tick's plan, for another invocation: plan these partitions and run their tasks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShareRequest {
+    /// Message version ([`MESSAGE_VERSION`]).
+    pub version: u32,
+    /// [`SHARE_KIND`].
+    pub kind: String,
+    /// The table.
+    pub table: String,
+    /// The partitions' paths (as in data file paths).
+    pub partitions: Vec<String>,
+    /// For a stretch of a chain after its start: the first input of its first task.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// The manifests that held the partitions' live files when planned (absent: read every
+    /// manifest), ...
+    #[serde(default)]
+    pub manifests: Option<Vec<String>>,
+    /// ... the snapshot planned from ...
+    #[serde(default)]
+    pub planned_snapshot_id: Option<i64>,
+    /// ... and its sequence number.
+    #[serde(default)]
+    pub planned_seq: Option<i64>,
+    /// A full compaction.
+    pub full: bool,
+    /// Tasks to run at most.
+    pub max_tasks: usize,
+    /// When the tick planned it (Unix ms).
+    pub planned_ms: i64,
+}
 
 /// What the compactor function runs with.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,13 +92,17 @@ pub struct CompactorEnv {
     pub tables: Vec<TableIdent>,
     /// Compaction settings.
     pub options: CompactOptions,
+    /// Fan-out of a tick's plan, if the function has a share queue.
+    pub fan_out: Option<FanOut>,
 }
 
 impl CompactorEnv {
     /// From settings looked up by name (the binary passes the environment):
     /// `FLOE_COMPACT_TABLES` (comma-separated; default `FLOE_DEFAULT_TABLE`, then
     /// `default.events`), `FLOE_COMPACT_MIN_FILES` (8), `FLOE_COMPACT_MAX_TASK_BYTES` (a quarter
-    /// of `AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, at most 512 MiB) and `FLOE_COMPACT_MAX_TASKS` (16).
+    /// of `AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, at most 512 MiB), `FLOE_COMPACT_MAX_TASKS` (16),
+    /// `FLOE_COMPACT_SHARED_KEY_BYTES`, and the fan-out's `FLOE_COMPACT_SHARE_QUEUE_URL`,
+    /// `FLOE_COMPACT_MAX_INVOCATIONS` (10) and `FLOE_COMPACT_SHARE_TTL_SECS` (240).
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let var = |k: &str| var(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let number = |k: &str, min: u64| -> Result<Option<u64>> {
@@ -67,7 +137,22 @@ impl CompactorEnv {
         if let Some(n) = number("FLOE_COMPACT_SHARED_KEY_BYTES", 0)? {
             options.shared_key_bytes = n as usize;
         }
-        Ok(CompactorEnv { engine: EngineConfig::from_lookup(var)?, tables, options })
+        let fan_out = match var("FLOE_COMPACT_SHARE_QUEUE_URL") {
+            None => None,
+            Some(queue_url) => Some(FanOut {
+                queue_url,
+                max_invocations: number("FLOE_COMPACT_MAX_INVOCATIONS", 1)?.unwrap_or(10) as usize,
+                ttl: Duration::from_secs(number("FLOE_COMPACT_SHARE_TTL_SECS", 1)?.unwrap_or(240)),
+            }),
+        };
+        if fan_out.is_none() {
+            for k in ["FLOE_COMPACT_MAX_INVOCATIONS", "FLOE_COMPACT_SHARE_TTL_SECS"] {
+                if var(k).is_some() {
+                    return Err(Error::Config(format!("{k} is set but FLOE_COMPACT_SHARE_QUEUE_URL is not")));
+                }
+            }
+        }
+        Ok(CompactorEnv { engine: EngineConfig::from_lookup(var)?, tables, options, fan_out })
     }
 }
 
@@ -94,6 +179,8 @@ pub struct TableRun {
     pub planned: usize,
     /// Tasks run (a rewrite request sent for each).
     pub tasks: usize,
+    /// Shares of the plan sent to other invocations.
+    pub shares_sent: usize,
     /// Files merged.
     pub inputs: usize,
     /// Files written.
@@ -102,9 +189,31 @@ pub struct TableRun {
     pub orphans_deleted: usize,
 }
 
-/// The compactor function: compacts each table and sends the rewrite requests; the committer
-/// commits them.
-pub async fn handle_compactor(env: &CompactorEnv, ports: &Ports, payload: serde_json::Value) -> Result<Vec<TableRun>> {
+/// The function's whole handler: records (the share queue's event source mapping) are shares,
+/// anything else is a tick (a scheduled event, its `detail` optional).
+pub async fn handle_event(
+    env: &CompactorEnv,
+    ports: &Ports,
+    shares: Option<&dyn Queue>,
+    payload: serde_json::Value,
+) -> Result<serde_json::Value> {
+    if payload.get("Records").is_some() {
+        let event: SqsEvent = serde_json::from_value(payload)
+            .map_err(|e| Error::Config(format!("the event has records but is not an SQS event: {e}")))?;
+        return Ok(serde_json::to_value(handle_shares(env, ports, event).await)?);
+    }
+    Ok(serde_json::to_value(handle_compactor(env, ports, shares, payload).await?)?)
+}
+
+/// The compactor function on a tick: compacts each table, sending the shares of its plan it
+/// does not run to `shares` (the share queue, if [`CompactorEnv::fan_out`] is set), and the
+/// rewrite requests to the commit queue; the committer commits them.
+pub async fn handle_compactor(
+    env: &CompactorEnv,
+    ports: &Ports,
+    shares: Option<&dyn Queue>,
+    payload: serde_json::Value,
+) -> Result<Vec<TableRun>> {
     let detail: Detail = match payload.get("detail") {
         None | Some(serde_json::Value::Null) => Detail::default(),
         Some(d) => serde_json::from_value(d.clone())
@@ -122,7 +231,7 @@ pub async fn handle_compactor(env: &CompactorEnv, ports: &Ports, payload: serde_
     let mut out = vec![];
     let mut failed = vec![];
     for table in tables {
-        match compact_one(env, ports, &table, &options, detail.sweep_older_than_hours).await {
+        match compact_one(env, ports, shares, &table, &options, detail.sweep_older_than_hours).await {
             Ok(run) => out.push(run),
             Err(e) => {
                 // The other tables still get their tick; the invocation fails at the end.
@@ -142,6 +251,7 @@ pub async fn handle_compactor(env: &CompactorEnv, ports: &Ports, payload: serde_
 async fn compact_one(
     env: &CompactorEnv,
     ports: &Ports,
+    shares: Option<&dyn Queue>,
     table: &TableIdent,
     options: &CompactOptions,
     sweep_older_than_hours: Option<u64>,
@@ -150,23 +260,127 @@ async fn compact_one(
         info!(%table, "table does not exist yet; nothing to compact");
         return Ok(TableRun { table: table.to_string(), exists: false, ..TableRun::default() });
     };
-    let report = compact(&env.engine, ports, table, options).await?;
+    let (report, shares_sent) = match (&env.fan_out, shares) {
+        (Some(fan_out), Some(queue)) => fan_out_tick(env, ports, queue, fan_out, table, options).await?,
+        _ => (compact(&env.engine, ports, table, options).await?, 0),
+    };
     let mut orphans_deleted = 0;
     // S3 Tables removes unreferenced files itself, and its storage refuses listings.
     if let Some(hours) = sweep_older_than_hours.filter(|_| !ports.pointer.manages_files()) {
         let cutoff = chrono::Utc::now().timestamp_millis() - (hours as i64).saturating_mul(3_600_000);
         orphans_deleted = sweep_orphans(ports.store.as_ref(), &state, cutoff, false).await?.orphans.len();
     }
-    info!(%table, planned = report.planned, tasks = report.tasks, orphans_deleted, "compactor tick");
+    info!(%table, planned = report.planned, tasks = report.tasks, shares_sent, orphans_deleted, "compactor tick");
     Ok(TableRun {
         table: table.to_string(),
         exists: true,
         planned: report.planned,
         tasks: report.tasks,
+        shares_sent,
         inputs: report.totals.inputs,
         outputs: report.totals.outputs,
         orphans_deleted,
     })
+}
+
+/// A tick with a share queue: plans, sends every share but the first (up to the fan-out's
+/// limit), then runs the first. The shares go first so that this run's length delays none; if
+/// the run fails, the tick is retried and sends them again, which is harmless.
+async fn fan_out_tick(
+    env: &CompactorEnv,
+    ports: &Ports,
+    queue: &dyn Queue,
+    fan_out: &FanOut,
+    table: &TableIdent,
+    options: &CompactOptions,
+) -> Result<(CompactReport, usize)> {
+    let plan = plan_table(ports, table, options).await?;
+    let mut shares = plan.shares(options.max_tasks).into_iter().take(fan_out.max_invocations.max(1));
+    let mine = shares.next().map(|s| s.tasks).unwrap_or_default();
+    let planned_ms = chrono::Utc::now().timestamp_millis();
+    let mut sent = 0;
+    for share in shares {
+        let held = share.scope(&plan).manifests;
+        let mut request = ShareRequest {
+            version: MESSAGE_VERSION,
+            kind: SHARE_KIND.into(),
+            table: table.to_string(),
+            partitions: share.partitions,
+            from: share.from,
+            planned_snapshot_id: held.as_ref().map(|h| h.snapshot_id),
+            planned_seq: held.as_ref().map(|h| h.seq),
+            manifests: held.map(|h| h.paths.into_iter().collect()),
+            full: options.full,
+            max_tasks: options.max_tasks,
+            planned_ms,
+        };
+        let mut body = serde_json::to_string(&request)?;
+        if body.len() > MAX_SHARE_BYTES {
+            // Too many manifests to name in one message: the share's run reads them all.
+            request.manifests = None;
+            body = serde_json::to_string(&request)?;
+        }
+        if body.len() > MAX_SHARE_BYTES {
+            return Err(Error::Config(format!(
+                "a compaction share of {} partitions does not fit an SQS message: lower max_tasks (FLOE_COMPACT_MAX_TASKS)",
+                request.partitions.len()
+            )));
+        }
+        queue.send(body).await?;
+        sent += 1;
+    }
+    Ok((run_planned(&env.engine, ports, table, &plan, mine, options).await?, sent))
+}
+
+/// The compactor function on shares from the share queue: plans each share's partitions afresh
+/// and runs their tasks. A share that cannot run (a message that is not a share, a table that
+/// is gone, a failed task) is reported failed, to be delivered again and in the end dead-lettered;
+/// one older than the fan-out's TTL is dropped.
+pub async fn handle_shares(env: &CompactorEnv, ports: &Ports, event: SqsEvent) -> SqsBatchResponse {
+    let mut failed = vec![];
+    for record in event.records {
+        let id = record.message_id.clone().unwrap_or_default();
+        if let Err(e) = run_share(env, ports, record.body.as_deref().unwrap_or_default()).await {
+            error!(message = %id, error = %e, "compaction share failed");
+            failed.push(id);
+        }
+    }
+    super::failures(failed)
+}
+
+/// Parses and runs one share message.
+async fn run_share(env: &CompactorEnv, ports: &Ports, body: &str) -> Result<()> {
+    let share: ShareRequest = serde_json::from_str(body)
+        .map_err(|e| Error::Config(format!("a message on the share queue is not a compaction share: {e}")))?;
+    if share.version != MESSAGE_VERSION || share.kind != SHARE_KIND {
+        return Err(Error::Config(format!(
+            "a compaction share of kind `{}` version {} is not supported (this build reads `{SHARE_KIND}` version \
+             {MESSAGE_VERSION})",
+            share.kind, share.version
+        )));
+    }
+    let table: TableIdent = share.table.parse()?;
+    let age_ms = chrono::Utc::now().timestamp_millis().saturating_sub(share.planned_ms);
+    let ttl = env.fan_out.as_ref().map_or(Duration::from_secs(240), |f| f.ttl);
+    if age_ms > ttl.as_millis() as i64 {
+        warn!(%table, age_ms, partitions = share.partitions.len(), "compaction share expired; later ticks plan it again");
+        return Ok(());
+    }
+    let mut options = env.options.clone();
+    options.full = share.full;
+    options.max_tasks = share.max_tasks.max(1);
+    let held = match (share.manifests, share.planned_snapshot_id, share.planned_seq) {
+        (Some(paths), Some(snapshot_id), Some(seq)) => Some(Held { paths: paths.into_iter().collect(), snapshot_id, seq }),
+        _ => None,
+    };
+    options.scope = Some(Scope {
+        partitions: share.partitions.iter().cloned().collect::<BTreeSet<String>>(),
+        manifests: held,
+        from: share.from,
+    });
+    let report = compact(&env.engine, ports, &table, &options).await?;
+    info!(%table, partitions = share.partitions.len(), planned = report.planned, tasks = report.tasks, "compaction share done");
+    Ok(())
 }
 
 #[cfg(test)]
@@ -191,13 +405,21 @@ mod tests {
         assert!(bad.contains("FLOE_COMPACT_MIN_FILES") && bad.contains("at least 2"), "{bad}");
         let bad = env(&[("FLOE_COMPACT_TABLES", "nodot")]).unwrap_err().to_string();
         assert!(bad.contains("nodot"), "{bad}");
+        assert_eq!(env(&[]).unwrap().fan_out, None, "no share queue: a tick runs one share");
+        let e = env(&[("FLOE_COMPACT_SHARE_QUEUE_URL", "https://q"), ("FLOE_COMPACT_MAX_INVOCATIONS", "50")]).unwrap();
+        let want = FanOut { queue_url: "https://q".into(), max_invocations: 50, ttl: Duration::from_secs(240) };
+        assert_eq!(e.fan_out, Some(want));
+        let bad = env(&[("FLOE_COMPACT_MAX_INVOCATIONS", "5")]).unwrap_err().to_string();
+        assert!(bad.contains("FLOE_COMPACT_SHARE_QUEUE_URL"), "{bad}");
+        let bad = env(&[("FLOE_COMPACT_SHARE_QUEUE_URL", "q"), ("FLOE_COMPACT_SHARE_TTL_SECS", "0")]).unwrap_err();
+        assert!(bad.to_string().contains("FLOE_COMPACT_SHARE_TTL_SECS"), "{bad}");
     }
 
     #[tokio::test]
     async fn a_detail_that_is_not_a_compaction_request_is_refused() {
         let e = env(&[]).unwrap();
         let ports = crate::adapters::local::ports(tempfile::tempdir().unwrap().path()).unwrap();
-        let err = handle_compactor(&e, &ports, serde_json::json!({"detail": {"tabels": ["a.b"]}})).await.unwrap_err();
+        let err = handle_compactor(&e, &ports, None, serde_json::json!({"detail": {"tabels": ["a.b"]}})).await.unwrap_err();
         assert!(err.to_string().contains("tabels"), "{err}");
     }
 }

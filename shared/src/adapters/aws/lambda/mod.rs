@@ -144,7 +144,7 @@ pub fn dead_letter_body(table: Option<&TableIdent>, o: &ObjectMeta, r: &crate::R
     .to_string()
 }
 
-fn failures(ids: impl IntoIterator<Item = String>) -> SqsBatchResponse {
+pub(crate) fn failures(ids: impl IntoIterator<Item = String>) -> SqsBatchResponse {
     let mut r = SqsBatchResponse::default();
     for id in ids {
         let mut f = BatchItemFailure::default();
