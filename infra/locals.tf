@@ -99,12 +99,14 @@ locals {
     compactor = merge(
       local.common_env,
       length(var.compact_tables) == 0 ? {} : { FLOE_COMPACT_TABLES = join(",", var.compact_tables) },
-      var.compactor_enabled ? {
-        FLOE_COMPACT_SHARE_QUEUE_URL = aws_sqs_queue.share[0].url
+      {
+        # (Not a conditional: over a URL unknown until the queue exists, it would hide the whole
+        # environment from the plan. Without the compactor the function is not deployed.)
+        FLOE_COMPACT_SHARE_QUEUE_URL = one(aws_sqs_queue.share[*].url)
         FLOE_COMPACT_MAX_INVOCATIONS = tostring(var.compactor_max_invocations)
         FLOE_COMPACT_MAX_TASKS       = tostring(var.compactor_max_tasks)
         FLOE_COMPACT_SHARE_TTL_SECS  = tostring(var.compactor_share_ttl_seconds)
-      } : {},
+      },
     )
   }
   memory = {

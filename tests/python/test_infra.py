@@ -310,7 +310,7 @@ class Planner:
                      "-var", "force_destroy=true", "-var", "deletion_protection=false"]
         terraform("apply", "-auto-approve", "-input=false", "-no-color", f"-state={self.state}",
                   "-target=module.floe.aws_sqs_queue.ingest", "-target=module.floe.aws_sqs_queue.commit",
-                  *self.vars, env=self.env, data_dir=self.data)
+                  "-target=module.floe.aws_sqs_queue.share", *self.vars, env=self.env, data_dir=self.data)
 
     def plan(self, *extra, check=True):
         """The plan as JSON, or the failed run when check is False."""

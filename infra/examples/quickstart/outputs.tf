@@ -18,9 +18,14 @@ output "commit_queue_url" {
   value       = module.floe.commit_queue_url
 }
 
+output "share_queue_url" {
+  description = "The compactor's share queue (shares of a tick's plan for other invocations)."
+  value       = module.floe.share_queue_url
+}
+
 output "dead_letter_queue_urls" {
   description = "Dead-letter queues."
-  value       = { ingest = module.floe.ingest_dlq_url, commit = module.floe.commit_dlq_url }
+  value       = { ingest = module.floe.ingest_dlq_url, commit = module.floe.commit_dlq_url, compact_share = module.floe.share_dlq_url }
 }
 
 output "catalog_table" {

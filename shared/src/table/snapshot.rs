@@ -69,7 +69,8 @@ impl Manifests {
             .filter(|mf| !self.contents.contains_key(&mf.manifest_path) && seen.insert(mf.manifest_path.as_str()))
             .collect();
         // Boxed and collected first: a stream over a closure's futures loses `Send` here.
-        type Fetch<'a> = futures::future::BoxFuture<'a, std::result::Result<(&'a ManifestFile, bytes::Bytes), crate::PortError>>;
+        type Fetch<'a> =
+            futures::future::BoxFuture<'a, std::result::Result<(&'a ManifestFile, bytes::Bytes), crate::PortError>>;
         let gets: Vec<Fetch<'_>> = missing
             .into_iter()
             .map(|mf| -> Fetch<'_> { Box::pin(async move { store.get(&mf.manifest_path).await.map(|b| (mf, b)) }) })

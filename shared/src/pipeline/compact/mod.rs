@@ -4,11 +4,16 @@
 //! commit queue. It never writes table metadata: the committer commits the request as a replace
 //! (or, when duplicates were dropped, an overwrite) snapshot if every input is still live.
 //!
-//! Which copy of a key wins: the one committed first. Compacted files were committed before any
-//! live level-0 file (a merge takes every level-0 file of its partition, and commits only if all
-//! are still live), so a task's references win over its inputs; among inputs, the file with the
-//! lower data sequence number, then the lower path, then the earlier row. Rows without a key (a
-//! null in any key column) are always kept. Keys are unique per partition.
+//! Which copy of a key wins: the one committed first. Compacted files hold rows committed before
+//! any live level-0 file: a merge of level-0 files takes every level-0 file of its partition in
+//! the snapshot it plans from (a chain's tasks take them in age order, each referencing the
+//! earlier ones), level-0 files committed since are newer than anything it read, and the
+//! committer commits it only if all its inputs are still live. So a task's references win over
+//! its inputs; among inputs, the file with the lower data sequence number, then the lower path,
+//! then the earlier row. A plan must therefore see every live file of the partitions it plans,
+//! as of one snapshot: a share's run that reads only some manifests relies on that
+//! (`share` module). Rows without a key (a null in any key column) are always kept. Keys are
+//! unique per partition.
 
 mod keys;
 pub mod plan;

@@ -118,7 +118,10 @@ impl Scope {
     pub(super) fn restrict_manifests(&self, list: &mut Vec<ManifestFile>, meta: &TableMetadata) {
         let Some(held) = &self.manifests else { return };
         if !descends_from(meta, held.snapshot_id) {
-            info!(planned = held.snapshot_id, "the table's history no longer runs through the share's snapshot: reading every manifest");
+            info!(
+                planned = held.snapshot_id,
+                "the table's history no longer runs through the share's snapshot: reading every manifest"
+            );
             return;
         }
         list.retain(|mf| held.paths.contains(&mf.manifest_path) || mf.sequence_number > held.seq);

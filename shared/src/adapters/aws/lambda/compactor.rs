@@ -370,7 +370,9 @@ async fn run_share(env: &CompactorEnv, ports: &Ports, body: &str) -> Result<()> 
     options.full = share.full;
     options.max_tasks = share.max_tasks.max(1);
     let held = match (share.manifests, share.planned_snapshot_id, share.planned_seq) {
-        (Some(paths), Some(snapshot_id), Some(seq)) => Some(Held { paths: paths.into_iter().collect(), snapshot_id, seq }),
+        (Some(paths), Some(snapshot_id), Some(seq)) => {
+            Some(Held { paths: paths.into_iter().collect(), snapshot_id, seq })
+        }
         _ => None,
     };
     options.scope = Some(Scope {
@@ -419,7 +421,8 @@ mod tests {
     async fn a_detail_that_is_not_a_compaction_request_is_refused() {
         let e = env(&[]).unwrap();
         let ports = crate::adapters::local::ports(tempfile::tempdir().unwrap().path()).unwrap();
-        let err = handle_compactor(&e, &ports, None, serde_json::json!({"detail": {"tabels": ["a.b"]}})).await.unwrap_err();
+        let err =
+            handle_compactor(&e, &ports, None, serde_json::json!({"detail": {"tabels": ["a.b"]}})).await.unwrap_err();
         assert!(err.to_string().contains("tabels"), "{err}");
     }
 }
