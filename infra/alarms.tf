@@ -10,8 +10,9 @@ locals {
     commit = { queue = aws_sqs_queue.commit.name, seconds = var.freshness_alarm_seconds }
     ingest = { queue = aws_sqs_queue.ingest.name, seconds = var.freshness_alarm_seconds }
     }, {
-    # Shares older than their TTL are dropped unrun: compaction is falling behind.
-    for name in aws_sqs_queue.share[*].name : "compact-share" => { queue = name, seconds = var.compactor_share_ttl_seconds }
+    # A share waits at most its TTL, then runs at most the timeout: older ones are dropped unrun
+    # (compaction is falling behind) or failed (they end in the dead-letter queue).
+    for name in aws_sqs_queue.share[*].name : "compact-share" => { queue = name, seconds = var.compactor_share_ttl_seconds + var.compactor_timeout_seconds }
   })
 }
 

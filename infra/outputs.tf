@@ -80,7 +80,7 @@ output "function_roles" {
 
 output "function_environments" {
   description = "Each function's environment variables (what `floe run-function` needs to stand in for it locally), without a REST catalog's token or client credential."
-  value       = local.environments
+  value       = { for k, v in local.environments : k => v if contains(keys(local.deployed), k) }
 }
 
 output "log_groups" {

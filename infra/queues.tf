@@ -112,9 +112,9 @@ resource "aws_sqs_queue" "share" {
   count = var.compactor_enabled ? 1 : 0
   name  = "${var.name_prefix}-compact-share"
   # One invocation at a time holds a share (batch size 1, no batching window): a failed one is
-  # retried a minute after the function's timeout, and one that cannot be read reaches the
-  # dead-letter queue after max_receive_count tries. The compactor drops a share older than
-  # compactor_share_ttl_seconds itself.
+  # delivered again a minute after the function's timeout. The compactor drops a share older
+  # than compactor_share_ttl_seconds on its first delivery, and fails it again on a later one,
+  # so a failing share reaches the dead-letter queue after max_receive_count deliveries.
   visibility_timeout_seconds = var.compactor_timeout_seconds + 60
   message_retention_seconds  = 86400
   sqs_managed_sse_enabled    = var.kms_key_arn == null ? true : null

@@ -426,7 +426,7 @@ variable "compactor_max_invocations" {
 }
 
 variable "compactor_share_ttl_seconds" {
-  description = "A share of a tick's plan that waited longer than this on the share queue is dropped unrun (FLOE_COMPACT_SHARE_TTL_SECS): keep it under compactor_schedule's interval, so that a share never runs beside the next tick's copy of it."
+  description = "A share of a tick's plan that waited longer than this on the share queue is dropped unrun (FLOE_COMPACT_SHARE_TTL_SECS): keep it under compactor_schedule's interval, so that a share does not start after the next tick has planned its partitions again."
   type        = number
   default     = 240
   validation {

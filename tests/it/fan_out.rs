@@ -217,6 +217,12 @@ async fn a_share_that_is_bad_or_expired_runs_nothing_and_only_a_bad_one_fails() 
     let response = handle_shares(&env, &h.ports, sqs_event(&msgs)).await;
     let failed: BTreeSet<&str> = response.batch_item_failures.iter().map(|f| f.item_identifier.as_str()).collect();
     assert_eq!(failed, BTreeSet::from(["not-json", "other-version", "no-table"]));
+    // An expired share delivered again (its run failed before) fails again: in the end it is
+    // dead-lettered, not dropped.
+    let mut redelivered = sqs_event(&[message("expired-again", share(now - 3_600_000, "ev.shares", all.clone()))]);
+    redelivered.records[0].attributes.insert("ApproximateReceiveCount".into(), "2".into());
+    let response = handle_shares(&env, &h.ports, redelivered).await;
+    assert_eq!(response.batch_item_failures.len(), 1);
     commit_all(&h).await;
     let again = plan_table(&h.ports, &cfg.table, &env.options).await.expect("plan");
     assert_eq!(again.tasks.len(), due, "no share ran a task");

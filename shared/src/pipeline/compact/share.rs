@@ -101,7 +101,10 @@ impl CompactPlan {
                 let mut partitions: Vec<String> = tasks.iter().map(|t| partition_path(meta, &t.partition)).collect();
                 partitions.dedup();
                 let held: BTreeSet<u32> = partitions.iter().flat_map(|p| by_path[p].iter().copied()).collect();
-                let from = (range.start > first[&tasks[0].partition]).then(|| tasks[0].inputs[0].path.clone());
+                // A stretch of a cut chain names its first input, wherever its chain starts.
+                let p = &tasks[0].partition;
+                let cut = range.start > first[p] || self.tasks.get(range.end).is_some_and(|t| &t.partition == p);
+                let from = cut.then(|| tasks[0].inputs[0].path.clone());
                 Share {
                     partitions,
                     manifests: held.into_iter().map(|i| self.manifests[i as usize].clone()).collect(),
@@ -144,7 +147,8 @@ impl Scope {
         });
     }
 
-    /// The scope's tasks of `tasks` (its plan): at most `max_tasks`, from the stretch's start.
+    /// The scope's tasks of `tasks` (its plan): at most `max_tasks`; for a stretch, from the task
+    /// holding its first input and of that task's partition only.
     pub(super) fn stretch(&self, tasks: &[Task], max_tasks: usize) -> Vec<Task> {
         let start = match &self.from {
             None => 0,
@@ -156,7 +160,11 @@ impl Scope {
                 }
             },
         };
-        tasks.iter().skip(start).take(max_tasks).cloned().collect()
+        let stretch = tasks.iter().skip(start).take(max_tasks);
+        match self.from {
+            None => stretch.cloned().collect(),
+            Some(_) => stretch.take_while(|t| t.partition == tasks[start].partition).cloned().collect(),
+        }
     }
 }
 
@@ -164,7 +172,7 @@ impl Scope {
 fn descends_from(meta: &TableMetadata, snapshot_id: i64) -> bool {
     let mut at = meta.current_snapshot();
     while let Some(s) = at {
-        if s.snapshot_id() == snapshot_id {
+        if s.snapshot_id() == snapshot_id || s.parent_snapshot_id() == Some(snapshot_id) {
             return true;
         }
         at = s.parent_snapshot_id().and_then(|p| meta.snapshot_by_id(p));

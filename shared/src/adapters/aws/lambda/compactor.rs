@@ -15,8 +15,8 @@
 //! request is a duplicate, and a task planned on files compacted since is rejected as stale. A
 //! share that waited in the queue past `FLOE_COMPACT_SHARE_TTL_SECS` (keep it under the
 //! schedule's interval) is dropped unrun: the next tick plans its partitions again. A share that
-//! cannot be read fails, and is dead-lettered in the end; one whose run failed is dropped once
-//! redelivered past its TTL.
+//! cannot be read, or whose run failed, fails again on each delivery and ends in the
+//! dead-letter queue.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -284,8 +284,8 @@ async fn compact_one(
 }
 
 /// A tick with a share queue: plans, sends every share but the first (up to the fan-out's
-/// limit), then runs the first. The shares go first so that this run's length delays none; if
-/// the run fails, the tick is retried and sends them again, which is harmless.
+/// limit), then runs the first. The shares go first so that this run's length delays none; a
+/// tick that fails is not retried (the next one plans afresh; sending a share twice is harmless).
 async fn fan_out_tick(
     env: &CompactorEnv,
     ports: &Ports,
@@ -334,13 +334,17 @@ async fn fan_out_tick(
 
 /// The compactor function on shares from the share queue: plans each share's partitions afresh
 /// and runs their tasks. A share that cannot run (a message that is not a share, a table that
-/// is gone, a failed task) is reported failed, to be delivered again and in the end dead-lettered;
-/// one older than the fan-out's TTL is dropped.
+/// is gone, a failed task) is reported failed, to be delivered again. A share older than the
+/// fan-out's TTL is dropped when delivered first, and reported failed again when delivered
+/// after a failure: so a failing share ends in the dead-letter queue (and its alarm), while the
+/// ticks since have planned its partitions again.
 pub async fn handle_shares(env: &CompactorEnv, ports: &Ports, event: SqsEvent) -> SqsBatchResponse {
     let mut failed = vec![];
     for record in event.records {
         let id = record.message_id.clone().unwrap_or_default();
-        if let Err(e) = run_share(env, ports, record.body.as_deref().unwrap_or_default()).await {
+        let deliveries: u32 =
+            record.attributes.get("ApproximateReceiveCount").and_then(|n| n.parse().ok()).unwrap_or(1);
+        if let Err(e) = run_share(env, ports, record.body.as_deref().unwrap_or_default(), deliveries).await {
             error!(message = %id, error = %e, "compaction share failed");
             failed.push(id);
         }
@@ -349,7 +353,7 @@ pub async fn handle_shares(env: &CompactorEnv, ports: &Ports, event: SqsEvent) -
 }
 
 /// Parses and runs one share message.
-async fn run_share(env: &CompactorEnv, ports: &Ports, body: &str) -> Result<()> {
+async fn run_share(env: &CompactorEnv, ports: &Ports, body: &str, deliveries: u32) -> Result<()> {
     let share: ShareRequest = serde_json::from_str(body)
         .map_err(|e| Error::Config(format!("a message on the share queue is not a compaction share: {e}")))?;
     if share.version != MESSAGE_VERSION || share.kind != SHARE_KIND {
@@ -363,6 +367,12 @@ async fn run_share(env: &CompactorEnv, ports: &Ports, body: &str) -> Result<()> 
     let age_ms = chrono::Utc::now().timestamp_millis().saturating_sub(share.planned_ms);
     let ttl = env.fan_out.as_ref().map_or(Duration::from_secs(240), |f| f.ttl);
     if age_ms > ttl.as_millis() as i64 {
+        if deliveries > 1 {
+            return Err(Error::Config(format!(
+                "a compaction share of {table} failed before and is now {age_ms} ms old (past its TTL): \
+                 left to the dead-letter queue; later ticks plan its partitions again"
+            )));
+        }
         warn!(%table, age_ms, partitions = share.partitions.len(), "compaction share expired; later ticks plan it again");
         return Ok(());
     }
