@@ -50,6 +50,11 @@ pub(crate) struct TableBenchArgs {
     /// Snapshots always kept.
     #[arg(long, default_value_t = 50)]
     keep: u64,
+    /// The table's manifest merge target (`commit.manifest.target-size-bytes`), in KiB: manifests
+    /// at least this big are not merged, and a committer keeps only their digests (default:
+    /// Iceberg's 8 MiB).
+    #[arg(long)]
+    manifest_target_kb: Option<u64>,
     /// Where the per-commit CSV goes.
     #[arg(long)]
     out: PathBuf,
@@ -150,6 +155,9 @@ pub(crate) async fn run(a: TableBenchArgs) -> anyhow::Result<ExitCode> {
         .with_dedup_key("event_id")?;
     cfg.properties.insert("history.expire.max-snapshot-age-ms".into(), a.max_snapshot_age_ms.to_string());
     cfg.properties.insert("history.expire.min-snapshots-to-keep".into(), a.keep.to_string());
+    if let Some(kb) = a.manifest_target_kb {
+        cfg.properties.insert("commit.manifest.target-size-bytes".into(), (kb * 1024).to_string());
+    }
     let spec = EventsSpec { events_per_file: a.events_per_file, tenants: a.tenants, ..Default::default() };
     let src = scratch.0.join("in");
     std::fs::create_dir_all(&src)?;
@@ -216,6 +224,8 @@ pub(crate) async fn run(a: TableBenchArgs) -> anyhow::Result<ExitCode> {
         per_core(compact_in, compact_time),
         compact_rows as f64 / compact_time.as_secs_f64().max(1e-9)
     );
+    let parsed = committer.parsed_entries(&cfg.table).unwrap_or(0);
+    println!("committer memory   {parsed} manifest entries kept parsed (those of manifests under the merge target)");
     println!("per-commit figures in {}", a.out.display());
     drop(scratch);
     Ok(ExitCode::SUCCESS)
@@ -278,14 +288,14 @@ async fn shape(ports: &Ports, table: &floe::TableIdent) -> anyhow::Result<String
     let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await?.context("table")?;
     let metadata_bytes = std::fs::metadata(local::uri_to_path(&state.pointer.metadata_location)?)?.len();
     let mut reads = 0;
-    let mut m = Manifests::load(ports.store.as_ref(), &state.metadata, &mut reads).await?;
-    m.read_contents(ports.store.as_ref(), &mut reads).await?;
+    let m = Manifests::load(ports.store.as_ref(), &state.metadata, &mut reads).await?;
     let mut per_partition: HashMap<String, u64> = HashMap::new();
     let mut live = 0;
-    for (_, e) in m.live() {
+    m.scan_live(ports.store.as_ref(), &mut reads, |_, _, e| {
         live += 1;
         *per_partition.entry(format!("{:?}", e.data_file().partition())).or_default() += 1;
-    }
+    })
+    .await?;
     let max = per_partition.values().max().copied().unwrap_or(0);
     let mean = live as f64 / per_partition.len().max(1) as f64;
     Ok(format!(

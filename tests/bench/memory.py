@@ -8,6 +8,12 @@ inflates to 1.5 GiB. Peak RSS is the process's own (`wait4`), not a sample.
 Prints a Markdown table: Avro bytes in, peak RSS, RSS / Avro, RSS - 2 x Avro (the goal is
 RSS <= 2 x Avro + 100 MB), and the bomb's peak and verdict.
 
+Then the metadata side: tables of growing size made by `floe bench-table` (one small file per
+commit over 50 tenants, no compaction, a 64 KiB manifest merge target so that most manifests
+count as big), and for each the peak RSS of `floe status` (which plans compaction as a
+compactor's tick does: every manifest read, none kept) and the manifest entries the bench's warm
+committer keeps parsed at the end.
+
     python3 tests/bench/memory.py [--floe target/release/floe] [--sizes-mb 1,16,128,512,1024]
 """
 
@@ -108,14 +114,51 @@ def ingest(floe: str, inputs: Path, wh: Path, batch_mb: int, table_flags=()):
     ])
 
 
+def live_files(status_out: str) -> int:
+    for line in status_out.splitlines():
+        if line.startswith("data files"):
+            return int(line.split()[2])
+    raise ValueError(f"no 'data files' line in:\n{status_out}")
+
+
+def metadata_memory(floe: str, work: Path, commits: list[int], target_kb: int = 64) -> None:
+    """Peak RSS of a compaction plan and a warm committer's parsed entries against live files."""
+    print()
+    print("| writer commits | live files | plan peak RSS (MiB) | plan RSS over an empty table's, per live file (bytes) | committer: entries kept parsed |")
+    print("|---:|---:|---:|---:|---:|")
+    base = None
+    for n in [1, *commits]:
+        d = work / f"age-{n}"
+        out = subprocess.run([floe, "bench-table", "--commits", str(n), "--tenants", "50", "--compact-every", str(10**9),
+                              "--manifest-target-kb", str(target_kb), "--work-dir", str(d), "--out", str(d / "c.csv")],
+                             check=True, capture_output=True, text=True).stdout
+        parsed = next(int(l.split()[2]) for l in out.splitlines() if l.startswith("committer memory"))
+        argv = [floe, "status", "--warehouse", str(d / "wh"), "--table", "bench.age"]
+        code, rss, err = run_measured(argv)
+        if code != 0:
+            raise SystemExit(err)
+        text = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+        live = live_files(text)
+        if base is None:
+            base = rss
+            continue
+        print(f"| {n} | {live:,} | {rss / MB:.0f} | {(rss - base) / live:,.0f} | {parsed:,} |")
+        shutil.rmtree(d)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--floe", default=str(ROOT / "target" / "release" / "floe"))
     ap.add_argument("--sizes-mb", default="1,16,128,512,1024")
     ap.add_argument("--bomb-mb", type=int, default=1536)
+    ap.add_argument("--metadata-only", action="store_true", help="only the metadata side (tables of growing size)")
+    ap.add_argument("--table-commits", default="100,300", help="writer commits of the tables whose metadata memory is measured")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="floe-mem-"))
     try:
+        if a.metadata_only:
+            metadata_memory(a.floe, work, [int(c) for c in a.table_commits.split(",") if c])
+            return 0
         print("| Avro in (MiB) | files | peak RSS (MiB) | RSS / Avro | RSS - 2 x Avro (MiB) |")
         print("|---:|---:|---:|---:|---:|")
         for size in [int(s) for s in a.sizes_mb.split(",") if s]:
@@ -139,6 +182,7 @@ def main() -> int:
         print()
         print(f"Decompression bomb: {on_disk / MB:.1f} MiB on disk, one value of {a.bomb_mb} MiB: "
               f"`floe ingest` exit {code}, peak RSS {rss / MB:.0f} MiB (goal: refused under 256 MiB).")
+        metadata_memory(a.floe, work, [int(c) for c in a.table_commits.split(",") if c])
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)

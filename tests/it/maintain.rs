@@ -10,7 +10,7 @@ use std::time::Duration;
 use floe::adapters::local;
 use floe::config::TableConfig;
 use floe::pipeline::commit::{Committer, MessageResult};
-use floe::pipeline::compact::CompactOptions;
+use floe::pipeline::compact::{CompactOptions, compact};
 use floe::pipeline::create::ensure_table;
 use floe::pipeline::ingest::{IngestOptions, compact_and_commit, ingest};
 use floe::pipeline::write::write;
@@ -215,4 +215,84 @@ async fn the_orphan_sweep_deletes_only_old_unreachable_objects() {
     assert_eq!(data_before, data_after);
     assert!(data_after.iter().any(|p| !p.contains("/L2-")), "time travel keeps the replaced files");
     assert_eq!(counts(&contents(&h.ports, &cfg.table).await.event_ids()).len(), source_event_ids(&objects).len());
+}
+
+/// Commits every message on the commit queue with `committer`, acknowledging each; each must
+/// land (or be a duplicate of one that did). Returns how many committed.
+async fn commit_queued(h: &Harness, committer: &mut Committer) -> usize {
+    let mut committed = 0;
+    loop {
+        let msgs = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
+        if msgs.is_empty() {
+            return committed;
+        }
+        let out = committer.commit(&msgs).await;
+        for (m, (_, result)) in msgs.iter().zip(&out.results) {
+            assert!(matches!(result, MessageResult::Committed { .. }), "{result:?}");
+            committed += 1;
+            h.ports.commit_queue.ack(&m.receipt).await.unwrap();
+        }
+    }
+}
+
+/// A committer keeps parsed only the manifests a merge reads (those under the target size); of
+/// a bigger one it keeps a digest of its live paths, and reads it again when a rewrite removes one
+/// of its files. With a small target, so that most manifests are big, one warm committer lands
+/// every append and every compaction exactly, its rewrites removing files that only digests
+/// told it where to find, while the entries it keeps parsed stay within the small manifests'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_committer_keeps_big_manifests_as_digests_and_rewrites_them_exactly() {
+    const TARGET: i64 = 19_000;
+    let h = Harness::new();
+    let mut cfg = maintained("ev.digests", 40);
+    cfg.properties.insert("commit.manifest.target-size-bytes".into(), TARGET.to_string());
+    let first = h.events("r0", 1, 80, 500, 0.0).await;
+    let (state, _) = ensure_table(&h.ports, &h.engine, &cfg, &h.warehouse, &first).await.unwrap();
+    let t = WriterTable::from_metadata(&cfg.table, &state.metadata).unwrap();
+    let compaction = CompactOptions { min_files: 2, parallelism: 2, ..Default::default() };
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    let (mut all, mut rewrites_from_big, mut most_parsed) = (vec![], 0, 0);
+    for round in 0..24u64 {
+        let objects =
+            if round == 0 { first.clone() } else { h.events(&format!("r{round}"), 2, 80, 500 + round, 0.0).await };
+        all.extend(source_event_ids(&objects));
+        write(&h.engine, &h.ports, &t, objects).await.unwrap();
+        assert!(commit_queued(&h, &mut committer).await > 0, "round {round}: the append lands");
+        let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+        let mut reads = 0;
+        let list = Manifests::load(h.ports.store.as_ref(), &state.metadata, &mut reads).await.unwrap().list;
+        let entries = |m: &iceberg::spec::ManifestFile| {
+            (m.added_files_count.unwrap_or(0)
+                + m.existing_files_count.unwrap_or(0)
+                + m.deleted_files_count.unwrap_or(0)) as usize
+        };
+        let small: usize = list.iter().filter(|m| m.manifest_length < TARGET).map(entries).sum();
+        let big = list.iter().filter(|m| m.manifest_length >= TARGET).count();
+        let parsed = committer.parsed_entries(&cfg.table).unwrap_or(0);
+        assert!(parsed <= small, "round {round}: {parsed} entries parsed, {small} in small manifests");
+        most_parsed = most_parsed.max(parsed);
+        if round % 3 == 2 {
+            let report = compact(&h.engine, &h.ports, &cfg.table, &compaction).await.unwrap();
+            assert!(report.tasks > 0, "round {round}: compaction has work");
+            rewrites_from_big += usize::from(big > 0) * report.tasks;
+            assert_eq!(commit_queued(&h, &mut committer).await, report.tasks, "round {round}: every rewrite lands");
+        }
+        let ids = contents(&h.ports, &cfg.table).await.event_ids();
+        let c = counts(&ids);
+        assert_eq!(c, counts(&all), "round {round}: every key, once");
+    }
+    assert!(rewrites_from_big > 0, "some rewrites removed files from big manifests");
+    assert!(most_parsed > 0, "small manifests stay parsed");
+    // A cold committer learns the big manifests' digests from one read, and lands a rewrite too.
+    let more = h.events("cold", 3, 80, 900, 0.0).await;
+    all.extend(source_event_ids(&more));
+    write(&h.engine, &h.ports, &t, more).await.unwrap();
+    let mut cold = Committer::new(h.engine.clone(), h.ports.clone());
+    commit_queued(&h, &mut cold).await;
+    let report = compact(&h.engine, &h.ports, &cfg.table, &compaction).await.unwrap();
+    let mut cold = Committer::new(h.engine.clone(), h.ports.clone());
+    assert_eq!(commit_queued(&h, &mut cold).await, report.tasks);
+    assert_eq!(counts(&contents(&h.ports, &cfg.table).await.event_ids()), counts(&all), "every key, once");
+    let (data, _) = reachable(&h.ports, &cfg).await;
+    assert!(!data.is_empty());
 }

@@ -10,6 +10,7 @@ mod create;
 mod layout;
 mod lineage;
 pub mod maintain;
+mod manifests;
 mod snapshot;
 mod state;
 mod status;
@@ -19,9 +20,10 @@ pub use cache::WriterTables;
 pub use create::{create_table_metadata, partition_spec_text, sort_order_text};
 pub use layout::{data_file_uri, metadata_file_uri, partition_path, table_location};
 pub use lineage::ensure_rewritable;
+pub use manifests::Manifests;
 pub use snapshot::{
-    Added, Change, Manifests, PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, SnapshotPlan,
-    plan_snapshot,
+    Added, Change, PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, SnapshotPlan,
+    merge_target_bytes, plan_snapshot,
 };
 pub use state::{TableState, WriterTable, ensure_supported, load_table, metadata_json};
 pub use status::{Freshness, SIZE_BUCKETS, TableStatus, freshness, table_status};

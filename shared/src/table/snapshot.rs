@@ -2,10 +2,10 @@
 //! files for their compacted rewrite. Writes the manifests and the manifest list and builds the
 //! next metadata.json (which the committer writes and swaps in); nothing here swaps a pointer.
 //!
-//! [`Manifests`] is a snapshot's manifest list with the contents of the manifests read or written
-//! so far. The committer keeps it across commits, so in steady state a commit reads nothing: an
-//! append needs only the list, and a replace or a manifest merge needs the contents, which are
-//! read once after a cold start and then kept up to date from what this module writes.
+//! The committer keeps the parent snapshot's [`Manifests`] across commits, so in steady state a
+//! commit reads little: an append needs only the list; a manifest merge needs the entries of the
+//! small manifests, which stay parsed; a replace needs those of the manifests holding the files it
+//! removes, found by their digests (the `manifests` module) and read if they are big.
 //!
 //! Manifest merging follows Iceberg's `commit.manifest.min-count-to-merge` and
 //! `commit.manifest.target-size-bytes`: once a snapshot would carry more manifests than the
@@ -18,15 +18,16 @@ use std::sync::Arc;
 use bytes::Bytes;
 use iceberg::io::{MemoryStorage, OutputFile, Storage};
 use iceberg::spec::{
-    DataFile, FormatVersion, Manifest, ManifestContentType, ManifestEntry, ManifestFile, ManifestList,
-    ManifestListWriter, ManifestStatus, ManifestWriterBuilder, Operation, Schema, Snapshot, SnapshotReference,
-    SnapshotSummaryCollector, Summary, TableMetadata, TableMetadataBuilder,
+    DataFile, FormatVersion, ManifestContentType, ManifestEntry, ManifestFile, ManifestList, ManifestListWriter,
+    ManifestStatus, ManifestWriterBuilder, Operation, Schema, Snapshot, SnapshotReference, SnapshotSummaryCollector,
+    Summary, TableMetadata, TableMetadataBuilder,
 };
 
 use super::TableState;
 use super::layout::metadata_file_uri;
 use super::lineage;
 use super::maintain::{Cleanup, DROPPED_PROPERTY, DroppedRecord, write_dropped};
+use super::manifests::{Manifests, path_hashes};
 use crate::ports::ObjectStore;
 use crate::{Error, Result};
 
@@ -36,97 +37,6 @@ pub const PROP_MIN_COUNT_TO_MERGE: &str = "commit.manifest.min-count-to-merge";
 pub const PROP_MANIFEST_TARGET_SIZE: &str = "commit.manifest.target-size-bytes";
 /// Iceberg's property: whether manifests are merged at all.
 pub const PROP_MERGE_ENABLED: &str = "commit.manifest-merge.enabled";
-
-/// Manifests read at once (a compactor's plan reads every manifest of a big table).
-pub(crate) const READ_PARALLEL: usize = 16;
-
-/// A snapshot's manifest list and the (inheritance-resolved) entries of the manifests known.
-#[derive(Debug, Clone, Default)]
-pub struct Manifests {
-    /// The manifest list, in order.
-    pub list: Vec<ManifestFile>,
-    contents: HashMap<String, Arc<Vec<ManifestEntry>>>,
-}
-
-impl Manifests {
-    /// The current snapshot's manifest list (empty for a table without snapshots); counts the
-    /// objects read in `reads`.
-    pub async fn load(store: &dyn ObjectStore, meta: &TableMetadata, reads: &mut u32) -> Result<Self> {
-        let Some(snap) = meta.current_snapshot() else { return Ok(Manifests::default()) };
-        *reads += 1;
-        let bytes = store.get(snap.manifest_list()).await?;
-        let list = ManifestList::parse_with_version(&bytes, meta.format_version())?.consume_entries().into_iter();
-        Ok(Manifests { list: list.collect(), contents: HashMap::new() })
-    }
-
-    /// Reads the manifests of the list not known yet, [`READ_PARALLEL`] at a time.
-    pub async fn read_contents(&mut self, store: &dyn ObjectStore, reads: &mut u32) -> Result<()> {
-        use futures::StreamExt;
-        let mut seen = HashSet::new();
-        let missing: Vec<&ManifestFile> = self
-            .list
-            .iter()
-            .filter(|mf| !self.contents.contains_key(&mf.manifest_path) && seen.insert(mf.manifest_path.as_str()))
-            .collect();
-        // Boxed and collected first: a stream over a closure's futures loses `Send` here.
-        type Fetch<'a> =
-            futures::future::BoxFuture<'a, std::result::Result<(&'a ManifestFile, bytes::Bytes), crate::PortError>>;
-        let gets: Vec<Fetch<'_>> = missing
-            .into_iter()
-            .map(|mf| -> Fetch<'_> { Box::pin(async move { store.get(&mf.manifest_path).await.map(|b| (mf, b)) }) })
-            .collect();
-        let mut fetched = futures::stream::iter(gets).buffered(READ_PARALLEL);
-        let mut read = vec![];
-        while let Some(got) = fetched.next().await {
-            let (mf, bytes) = got?;
-            *reads += 1;
-            let manifest = Manifest::parse_avro(&bytes)?;
-            let mut entries: Vec<ManifestEntry> = manifest.entries().iter().map(|e| inherit(e, mf)).collect();
-            lineage::inherit_row_ids(&mut entries, mf);
-            read.push((mf.manifest_path.clone(), Arc::new(entries)));
-        }
-        drop(fetched);
-        self.contents.extend(read);
-        Ok(())
-    }
-
-    /// The live data files of the snapshot with the manifest holding each (contents must have
-    /// been read: see [`Manifests::read_contents`]).
-    pub fn live(&self) -> impl Iterator<Item = (&ManifestFile, &ManifestEntry)> {
-        self.list.iter().filter(|mf| mf.content == ManifestContentType::Data).flat_map(move |mf| {
-            let entries = self.contents.get(&mf.manifest_path).map(|e| e.as_slice()).unwrap_or_default();
-            entries.iter().filter(|e| e.is_alive()).map(move |e| (mf, e))
-        })
-    }
-
-    /// Writes the row ids that the entries known of each manifest inherit into them, once the
-    /// list has given the manifest its range (format v3; nothing to do otherwise).
-    fn settle_row_ids(&mut self) {
-        for mf in &self.list {
-            let Some(entries) = self.contents.get_mut(&mf.manifest_path) else { continue };
-            if mf.first_row_id.is_some() && lineage::unresolved(entries) {
-                lineage::inherit_row_ids(Arc::make_mut(entries).as_mut_slice(), mf);
-            }
-        }
-    }
-
-    fn entries(&self, mf: &ManifestFile) -> Result<&Arc<Vec<ManifestEntry>>> {
-        self.contents
-            .get(&mf.manifest_path)
-            .ok_or_else(|| Error::Internal(format!("manifest {} was not read before planning", mf.manifest_path)))
-    }
-}
-
-/// An entry as read, with the values the spec says it inherits from its manifest filled in.
-fn inherit(e: &ManifestEntry, mf: &ManifestFile) -> ManifestEntry {
-    let mut e = e.clone();
-    e.snapshot_id = e.snapshot_id.or(Some(mf.added_snapshot_id));
-    if e.status == ManifestStatus::Added {
-        e.sequence_number = e.sequence_number.or(Some(mf.sequence_number));
-        e.file_sequence_number = e.file_sequence_number.or(Some(mf.sequence_number));
-    }
-    e
-}
 
 /// What a snapshot changes.
 #[derive(Debug, Clone)]
@@ -233,8 +143,9 @@ pub async fn plan_snapshot(
     let merge = MergePolicy::of(meta);
     let seq = meta.next_sequence_number();
     let new_specs = change.added.iter().map(|a| a.spec_id).collect::<HashSet<i32>>().len();
-    if !change.removed.is_empty() || merge.due(manifests.list.len() + new_specs) {
-        manifests.read_contents(store, &mut reads).await?;
+    manifests.read_holding(store, &change.removed, merge.target_bytes, &mut reads).await?;
+    if merge.due(manifests.list.len() + new_specs) {
+        manifests.read_small(store, merge.target_bytes, &mut reads).await?;
     }
     let mut summary = SnapshotSummaryCollector::default();
     let mut slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
@@ -262,15 +173,12 @@ pub async fn plan_snapshot(
     for slot in slots {
         match slot {
             Slot::Kept(mf) => {
-                let entries = manifests.contents.get(&mf.manifest_path).cloned();
-                next.list.push(mf.clone());
-                if let Some(e) = entries {
-                    next.contents.insert(mf.manifest_path.clone(), e);
-                }
+                next.carry(&manifests, &mf);
+                next.list.push(mf);
             }
             Slot::New { spec_id, entries } => {
                 let mf = writer.manifest(meta, spec_id, snapshot_id, &entries).await?;
-                next.contents.insert(mf.manifest_path.clone(), Arc::new(entries));
+                next.insert_parsed(&mf, entries);
                 next.list.push(mf);
             }
         }
@@ -279,6 +187,7 @@ pub async fn plan_snapshot(
     let (list_path, list, row_range) = writer.manifest_list(meta, snapshot_id, parent_id, seq, &next.list).await?;
     next.list = list;
     next.settle_row_ids();
+    next.demote(merge.target_bytes, &[]);
 
     let mut props = summary_properties(meta, &summary, extra_summary);
     let kept: HashSet<&str> = next.list.iter().map(|m| m.manifest_path.as_str()).collect();
@@ -361,8 +270,9 @@ fn removal_slots(
 ) -> Result<Vec<Slot>> {
     let mut found: HashSet<&str> = HashSet::new();
     let mut slots = vec![];
+    let hashes = path_hashes(removed);
     for mf in &manifests.list {
-        if removed.is_empty() || mf.content != ManifestContentType::Data {
+        if removed.is_empty() || mf.content != ManifestContentType::Data || !manifests.may_hold(mf, &hashes) {
             slots.push(Slot::Kept(mf.clone()));
             continue;
         }
@@ -392,6 +302,11 @@ fn removal_slots(
         return Err(Error::NotLive { files: missing });
     }
     Ok(slots)
+}
+
+/// The size under which a manifest is merged (Iceberg's `commit.manifest.target-size-bytes`).
+pub fn merge_target_bytes(meta: &TableMetadata) -> i64 {
+    MergePolicy::of(meta).target_bytes
 }
 
 /// When and what to merge (Iceberg's `commit.manifest.*` properties and defaults).

@@ -11,8 +11,10 @@
 //! an unknown swap outcome leaves the messages for redelivery, which the pending records then
 //! resolve.
 //!
-//! A warm committer keeps each table's metadata, manifest list and manifest contents in memory
-//! and reads nothing but the pointer: see [`Committer::reads`].
+//! A warm committer keeps each table's metadata and manifest list in memory, with the parsed
+//! entries of its small manifests and a digest of its big ones (`table::manifests`), and in
+//! steady state reads nothing but the pointer and the big manifests a rewrite removes files
+//! from: see [`Committer::reads`] and [`Committer::parsed_entries`].
 
 mod append;
 mod rewrite;
@@ -169,6 +171,13 @@ impl Committer {
     pub fn with_warehouse(mut self, warehouse: &str) -> Self {
         self.warehouse = Some(warehouse.trim_end_matches('/').to_string());
         self
+    }
+
+    /// Manifest entries of `table` this committer keeps parsed (the share of its memory that
+    /// grows with the table's recent commits rather than its size); `None` before it has read
+    /// the table's manifests.
+    pub fn parsed_entries(&self, table: &TableIdent) -> Option<usize> {
+        self.cache.get(table).and_then(|c| c.manifests.as_ref()).map(Manifests::parsed_entries)
     }
 
     /// The fault plan (for the handlers' `committer.before_ack` point).

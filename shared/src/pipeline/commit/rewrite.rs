@@ -96,7 +96,12 @@ impl Committer {
         lease: &mut Lease,
     ) -> Result<TableCommit> {
         for attempt in 1..=self.cfg.commit_attempts {
-            let (state, manifests) = self.current_with_contents(table).await?;
+            let paths: HashSet<String> = chunk
+                .iter()
+                .flat_map(|(_, r)| r.removed.iter().chain(r.added.iter().map(|f| &f.path)))
+                .cloned()
+                .collect();
+            let (state, manifests) = self.current_holding(table, &paths).await?;
             let (verdicts, added) = {
                 let mut view = View::new(&state, &manifests);
                 let verdicts: Vec<Verdict> = chunk.iter().map(|(_, r)| view.judge(r)).collect();
@@ -207,8 +212,13 @@ impl Committer {
         }
     }
 
-    /// The current state with every manifest's contents (read once, then kept warm).
-    async fn current_with_contents(&mut self, table: &TableIdent) -> Result<(TableState, Manifests)> {
+    /// The current state with the contents of every manifest that may hold one of `paths` live
+    /// (and of the small ones, kept warm); see the `table::manifests` module.
+    async fn current_holding(
+        &mut self,
+        table: &TableIdent,
+        paths: &HashSet<String>,
+    ) -> Result<(TableState, Manifests)> {
         let store = self.ports.store.clone();
         let (state, cached) = self.current(table).await?;
         let mut reads = 0;
@@ -216,7 +226,8 @@ impl Committer {
             Some(m) => m,
             None => Manifests::load(store.as_ref(), &state.metadata, &mut reads).await?,
         };
-        manifests.read_contents(store.as_ref(), &mut reads).await?;
+        let target = crate::table::merge_target_bytes(&state.metadata);
+        manifests.read_holding(store.as_ref(), paths, target, &mut reads).await?;
         self.reads += u64::from(reads);
         if let Some(c) = self.cache.get_mut(table) {
             c.manifests = Some(manifests.clone());
@@ -275,7 +286,9 @@ enum Verdict {
 }
 
 /// What a chunk of rewrite requests is judged against: the current snapshot's live files, less
-/// those removed by the requests taken before in the same chunk.
+/// those removed by the requests taken before in the same chunk. Of the live files it knows those
+/// of the manifests parsed, which hold every live file the chunk's requests name
+/// ([`Committer::current_holding`]).
 struct View<'a> {
     state: &'a TableState,
     /// Live files: record count and data sequence number.

@@ -19,7 +19,6 @@ mod keys;
 pub mod plan;
 mod share;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -108,21 +107,21 @@ pub async fn plan_table(ports: &Ports, table: &TableIdent, opts: &CompactOptions
     if let Some(scope) = &opts.scope {
         scope.restrict_manifests(&mut manifests.list, &state.metadata);
     }
-    manifests.read_contents(store, &mut reads).await?;
-    let index: HashMap<&str, u32> =
-        manifests.list.iter().enumerate().map(|(i, mf)| (mf.manifest_path.as_str(), i as u32)).collect();
-    let mut files: Vec<LiveFile> = manifests
-        .live()
-        .map(|(mf, e)| LiveFile {
-            path: e.file_path().to_string(),
-            size: e.file_size_in_bytes(),
-            rows: e.record_count(),
-            seq: e.sequence_number().unwrap_or(0),
-            spec_id: mf.partition_spec_id,
-            partition: e.data_file().partition().clone(),
-            manifest: index[mf.manifest_path.as_str()],
+    // Every live file, without its statistics: the entries are not kept.
+    let mut files: Vec<LiveFile> = vec![];
+    manifests
+        .scan_live(store, &mut reads, |manifest, mf, e| {
+            files.push(LiveFile {
+                path: e.file_path().to_string(),
+                size: e.file_size_in_bytes(),
+                rows: e.record_count(),
+                seq: e.sequence_number().unwrap_or(0),
+                spec_id: mf.partition_spec_id,
+                partition: e.data_file().partition().clone(),
+                manifest,
+            })
         })
-        .collect();
+        .await?;
     let manifest_paths: Vec<String> = manifests.list.iter().map(|mf| mf.manifest_path.clone()).collect();
     let wt = WriterTable::from_metadata(table, &state.metadata)?;
     let policy = Policy {
