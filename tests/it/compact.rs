@@ -708,3 +708,31 @@ async fn a_rewrite_planned_before_another_engine_changed_the_table_is_rejected()
     }
     assert_eq!(values(&h, &cfg.table).await.len(), 2, "k1 and k2 as they were; k3 deleted by the other engine");
 }
+
+/// A task that fails (here: one of its inputs is gone from the store) fails its run, but only
+/// once the run's other tasks are done: each of them sent its rewrite request, and those land.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_task_fails_its_run_after_the_others_sent_their_requests() {
+    let h = Harness::new();
+    let cfg = events_table("ev.one_fails");
+    ingest_round(&h, &cfg, h.events("in", 6, 80, 41, 0.0).await).await;
+    let plan = plan_table(&h.ports, &cfg.table, &opts(true)).await.unwrap();
+    assert!(plan.tasks.len() >= 3, "{} tasks", plan.tasks.len());
+    let doomed = &plan.tasks[plan.tasks.len() / 2];
+    h.ports.store.delete(&doomed.inputs[0].path).await.unwrap();
+    let o = opts(true);
+    let run = floe::pipeline::compact::run_planned(&h.engine, &h.ports, &cfg.table, &plan, plan.tasks.clone(), &o);
+    assert!(run.await.is_err(), "the run fails");
+    let msgs = h.ports.commit_queue.receive(100, VISIBILITY).await.unwrap();
+    let sent: HashSet<String> = msgs
+        .iter()
+        .map(|m| match floe::message::CommitRequest::from_json(&m.body).unwrap() {
+            floe::message::CommitRequest::Rewrite(r) => r.task_id,
+            other => panic!("a rewrite request, not {other:?}"),
+        })
+        .collect();
+    let others: HashSet<String> = plan.tasks.iter().filter(|t| t.id != doomed.id).map(|t| t.id.clone()).collect();
+    assert_eq!(sent, others, "every other task sent its request, the failed one none");
+    let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&msgs).await;
+    assert!(out.results.iter().all(|(_, r)| matches!(r, MessageResult::Committed { .. })), "{:?}", out.results);
+}
