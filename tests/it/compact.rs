@@ -336,7 +336,7 @@ async fn live_sequence_numbers(h: &Harness, cfg: &TableConfig) -> std::collectio
     let mut reads = 0;
     let mut m = floe::table::Manifests::load(store, &state.metadata, &mut reads).await.unwrap();
     m.read_contents(store, &mut reads).await.unwrap();
-    m.live().map(|(_, e)| (e.file_path().to_string(), e.sequence_number().unwrap())).collect()
+    m.live_parsed().map(|(_, e)| (e.file_path().to_string(), e.sequence_number().unwrap())).collect()
 }
 
 /// A compaction plan of the table as it is now, its tasks run by hand (each sends its request).

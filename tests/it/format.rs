@@ -53,7 +53,7 @@ async fn row_ids(h: &Harness, table: &floe::TableIdent) -> BTreeMap<String, (i64
     let mut reads = 0;
     let mut m = Manifests::load(h.ports.store.as_ref(), &s.metadata, &mut reads).await.unwrap();
     m.read_contents(h.ports.store.as_ref(), &mut reads).await.unwrap();
-    m.live()
+    m.live_parsed()
         .map(|(_, e)| {
             let first = e.data_file().first_row_id().unwrap_or_else(|| panic!("{} has no row ids", e.file_path()));
             (e.file_path().to_string(), (first, e.record_count()))

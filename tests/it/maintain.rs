@@ -292,6 +292,20 @@ async fn a_warm_committer_keeps_big_manifests_as_digests_and_rewrites_them_exact
     let report = compact(&h.engine, &h.ports, &cfg.table, &compaction).await.unwrap();
     let mut cold = Committer::new(h.engine.clone(), h.ports.clone());
     assert_eq!(commit_queued(&h, &mut cold).await, report.tasks);
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    let mut reads = 0;
+    let list = Manifests::load(h.ports.store.as_ref(), &state.metadata, &mut reads).await.unwrap().list;
+    let small: usize = list
+        .iter()
+        .filter(|m| m.manifest_length < TARGET)
+        .map(|m| {
+            (m.added_files_count.unwrap_or(0)
+                + m.existing_files_count.unwrap_or(0)
+                + m.deleted_files_count.unwrap_or(0)) as usize
+        })
+        .sum();
+    let parsed = cold.parsed_entries(&cfg.table).unwrap_or(0);
+    assert!(parsed <= small, "a cold committer keeps {parsed} entries parsed, {small} in small manifests");
     assert_eq!(counts(&contents(&h.ports, &cfg.table).await.event_ids()), counts(&all), "every key, once");
     let (data, _) = reachable(&h.ports, &cfg).await;
     assert!(!data.is_empty());

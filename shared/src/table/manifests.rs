@@ -6,10 +6,11 @@
 //! therefore keeps, of each manifest it knows, either its parsed entries or only a *digest*: the
 //! sorted 64-bit hashes of its live files' paths (8 bytes an entry). Entries stay parsed for the
 //! manifests a manifest merge will read (those under the merge's target size, which it rewrites
-//! anyway) and for those a commit has just read or written; a bigger manifest is read again only
-//! when a commit removes or checks a path whose hash its digest holds. A digest never misses a
-//! path it holds, so a manifest whose digest lacks a path does not hold it live; a collision only
-//! costs a read.
+//! anyway; none when merging is off) and for the big ones holding a path the current commit
+//! removes or checks; every other big manifest keeps only its digest, decided as each is read,
+//! so that even a cold start never holds them all parsed, and is read again only when a commit
+//! names a path whose hash its digest holds. A digest never misses a path it holds, so a manifest
+//! whose digest lacks a path does not hold it live; a collision only costs a read.
 //!
 //! Planning compaction needs every live file but none of its statistics: [`Manifests::scan_live`]
 //! reads the manifests a few at a time and hands each live entry to the caller, keeping nothing.
@@ -72,6 +73,11 @@ fn path_hash(path: &str) -> u64 {
     h.finish()
 }
 
+/// Whether a live entry of `entries` has a path whose hash is in `hashes` (sorted).
+fn holds(entries: &[ManifestEntry], hashes: &[u64]) -> bool {
+    entries.iter().any(|e| e.is_alive() && hashes.binary_search(&path_hash(e.file_path())).is_ok())
+}
+
 fn digest(entries: &[ManifestEntry]) -> Vec<u64> {
     let mut d: Vec<u64> = entries.iter().filter(|e| e.is_alive()).map(|e| path_hash(e.file_path())).collect();
     d.sort_unstable();
@@ -94,7 +100,7 @@ impl Manifests {
     /// the table: for tools and tests; the pipeline uses [`Manifests::read_holding`],
     /// [`Manifests::read_small`] and [`Manifests::scan_live`].
     pub async fn read_contents(&mut self, store: &dyn ObjectStore, reads: &mut u32) -> Result<()> {
-        self.read_where(store, reads, |_, _| true).await
+        self.read_where(store, reads, |_, _| true, |_, _| true).await
     }
 
     /// Makes sure that every data manifest that may hold one of `paths` live is parsed: those
@@ -115,7 +121,10 @@ impl Manifests {
         let needed = |mf: &ManifestFile, known: Option<&Content>| {
             mf.content == ManifestContentType::Data && known.is_none_or(|c| c.may_hold(&hashes))
         };
-        self.read_where(store, reads, needed).await?;
+        // Decided as each is read, so that a cold start never holds every manifest parsed.
+        let keep =
+            |mf: &ManifestFile, entries: &[ManifestEntry]| mf.manifest_length < small_below || holds(entries, &hashes);
+        self.read_where(store, reads, needed, keep).await?;
         self.demote(small_below, &hashes);
         Ok(())
     }
@@ -127,7 +136,7 @@ impl Manifests {
                 && mf.manifest_length < below
                 && known.is_none_or(|c| c.parsed().is_none())
         };
-        self.read_where(store, reads, needed).await
+        self.read_where(store, reads, needed, |_, _| true).await
     }
 
     /// Keeps only the digest of every manifest of `below` bytes or more, except those that hold
@@ -146,12 +155,13 @@ impl Manifests {
     }
 
     /// Reads the manifests not parsed yet that `needed` asks for (given what is known of each),
-    /// [`READ_PARALLEL`] at a time, and keeps each parsed.
+    /// [`READ_PARALLEL`] at a time, and keeps each parsed if `keep` says so, else its digest.
     async fn read_where(
         &mut self,
         store: &dyn ObjectStore,
         reads: &mut u32,
         needed: impl Fn(&ManifestFile, Option<&Content>) -> bool,
+        keep: impl Fn(&ManifestFile, &[ManifestEntry]) -> bool,
     ) -> Result<()> {
         let mut seen = HashSet::new();
         let wanted: Vec<ManifestFile> = self
@@ -163,7 +173,11 @@ impl Manifests {
             .collect();
         let mut read = vec![];
         each_manifest(store, &wanted, reads, |mf, entries| {
-            read.push((mf.manifest_path.clone(), Content::Parsed(Arc::new(entries))));
+            let content = match keep(mf, &entries) {
+                true => Content::Parsed(Arc::new(entries)),
+                false => Content::Digest(Arc::new(digest(&entries))),
+            };
+            read.push((mf.manifest_path.clone(), content));
             Ok(())
         })
         .await?;
@@ -195,9 +209,10 @@ impl Manifests {
         .await
     }
 
-    /// The live data files of the manifests parsed, with the manifest holding each (see
-    /// [`Manifests::read_holding`] for which are).
-    pub fn live(&self) -> impl Iterator<Item = (&ManifestFile, &ManifestEntry)> {
+    /// The live data files of the manifests parsed, with the manifest holding each: all of the
+    /// snapshot's after [`Manifests::read_contents`], only some otherwise (see
+    /// [`Manifests::read_holding`]).
+    pub fn live_parsed(&self) -> impl Iterator<Item = (&ManifestFile, &ManifestEntry)> {
         self.list.iter().filter(|mf| mf.content == ManifestContentType::Data).flat_map(move |mf| {
             let entries = self.contents.get(&mf.manifest_path).and_then(Content::parsed);
             entries.map(|e| e.as_slice()).unwrap_or_default().iter().filter(|e| e.is_alive()).map(move |e| (mf, e))

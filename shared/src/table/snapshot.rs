@@ -143,7 +143,7 @@ pub async fn plan_snapshot(
     let merge = MergePolicy::of(meta);
     let seq = meta.next_sequence_number();
     let new_specs = change.added.iter().map(|a| a.spec_id).collect::<HashSet<i32>>().len();
-    manifests.read_holding(store, &change.removed, merge.target_bytes, &mut reads).await?;
+    manifests.read_holding(store, &change.removed, merge.parsed_below(), &mut reads).await?;
     if merge.due(manifests.list.len() + new_specs) {
         manifests.read_small(store, merge.target_bytes, &mut reads).await?;
     }
@@ -187,7 +187,7 @@ pub async fn plan_snapshot(
     let (list_path, list, row_range) = writer.manifest_list(meta, snapshot_id, parent_id, seq, &next.list).await?;
     next.list = list;
     next.settle_row_ids();
-    next.demote(merge.target_bytes, &[]);
+    next.demote(merge.parsed_below(), &[]);
 
     let mut props = summary_properties(meta, &summary, extra_summary);
     let kept: HashSet<&str> = next.list.iter().map(|m| m.manifest_path.as_str()).collect();
@@ -304,9 +304,11 @@ fn removal_slots(
     Ok(slots)
 }
 
-/// The size under which a manifest is merged (Iceberg's `commit.manifest.target-size-bytes`).
-pub fn merge_target_bytes(meta: &TableMetadata) -> i64 {
-    MergePolicy::of(meta).target_bytes
+/// The size under which a committer keeps a manifest's entries parsed: the merge target
+/// (Iceberg's `commit.manifest.target-size-bytes`), under which a merge reads them; none when
+/// merging is off.
+pub fn parsed_below(meta: &TableMetadata) -> i64 {
+    MergePolicy::of(meta).parsed_below()
 }
 
 /// When and what to merge (Iceberg's `commit.manifest.*` properties and defaults).
@@ -324,6 +326,10 @@ impl MergePolicy {
             min_count: p.get(PROP_MIN_COUNT_TO_MERGE).and_then(|v| v.parse().ok()).unwrap_or(100),
             target_bytes: p.get(PROP_MANIFEST_TARGET_SIZE).and_then(|v| v.parse().ok()).unwrap_or(8 << 20),
         }
+    }
+
+    fn parsed_below(&self) -> i64 {
+        if self.enabled { self.target_bytes } else { i64::MIN }
     }
 
     fn due(&self, manifests: usize) -> bool {

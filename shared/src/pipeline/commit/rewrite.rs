@@ -226,8 +226,8 @@ impl Committer {
             Some(m) => m,
             None => Manifests::load(store.as_ref(), &state.metadata, &mut reads).await?,
         };
-        let target = crate::table::merge_target_bytes(&state.metadata);
-        manifests.read_holding(store.as_ref(), paths, target, &mut reads).await?;
+        let below = crate::table::parsed_below(&state.metadata);
+        manifests.read_holding(store.as_ref(), paths, below, &mut reads).await?;
         self.reads += u64::from(reads);
         if let Some(c) = self.cache.get_mut(table) {
             c.manifests = Some(manifests.clone());
@@ -306,7 +306,7 @@ struct View<'a> {
 impl<'a> View<'a> {
     fn new(state: &'a TableState, manifests: &'a Manifests) -> Self {
         let live = manifests
-            .live()
+            .live_parsed()
             .map(|(_, e)| (e.file_path(), (e.record_count(), e.sequence_number().unwrap_or(i64::MAX))))
             .collect();
         let landed = state
