@@ -76,7 +76,7 @@ K = {
     "MAX_TASK_BYTES": [512 * MIB, "compactor.rs: min(memory/4, 512 MiB)"],
     "TARGET_FILE_BYTES": [128 * MIB, "ARCHITECTURE.md#the-compactor: write.target-file-size-bytes default"],
     "MIN_FILES": [8, "compact::plan Policy min_files default"],
-    "MERGE_PAST": [100, "table/snapshot.rs MergePolicy: commit.manifest.min-count-to-merge"],
+    "MERGE_PAST": [100, "table/merge.rs MergePolicy: commit.manifest.min-count-to-merge"],
     "MANIFEST_TARGET": [8 * MIB, "table/snapshot.rs MergePolicy: manifests >= 8 MiB are never merged"],
     "HISTORY_DAYS": [30, "days of compacted data the table holds (assumed retention); their files are manifest entries"],
     "SNAPSHOT_MAX_AGE_S": [3600, "table/create.rs: history.expire.max-snapshot-age-ms on tables Floe creates"],
@@ -313,7 +313,7 @@ def key_mem(parquet_bytes):
     return parquet_bytes / (k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO")) * k("KEY_SET_BYTES")
 
 
-def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, live, today_live):
+def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, live, today_live, files_commit):
     """One compactor tick for the L0 bytes q0 (files0 files) written since the last one: tasks,
     bytes, requests, Lambda-seconds, and the committer's time for the rewrites
     (compact/plan.rs plan_partition, compact/mod.rs run_task, commit/rewrite.rs, snapshot.rs)."""
@@ -358,7 +358,8 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
     snaps = max(1.0, math.ceil(tasks / max(1, min(k("REWRITES_PER_SNAPSHOT"), k("COMMIT_BATCH"), per_event))))
     l0_snaps = snaps * t0 / tasks
     entries = files0 * (l0_snaps + 1) / 2 + n_out
-    touched = min(commits_tick, k("MERGE_PAST")) / 2  # the append manifests since the last merge, on average
+    merge_at = min(k("MERGE_PAST"), max(2, k("MANIFEST_TARGET") // max(1, files_commit * k("ENTRY_BYTES"))))
+    touched = min(commits_tick, merge_at) / 2  # the append manifests since the last merge, on average
     busy = (snaps * (6 * k("DDB_MS") / 1000 + 2 * put_s(2000) + put_s(meta) + claim * get_s(req))
             + (l0_snaps * touched + snaps - l0_snaps) * k("S3_PUT_MS") / 1000 + entries * k("ENTRY_BYTES") / (k("S3_MBPS") * MB)
             + entries * k("REWRITE_ENTRY_MS") / 1000 / vcpu(k("COMMITTER_MB")))
@@ -404,13 +405,15 @@ def simulate(diurnal=False, fpm=None, t0=0, t1=86400, step=60):
             nb_tick = w["batches_s"] * k("COMPACT_TICK_S")
             late_y = [nb_tick * (1 - (1 - p) ** (w["n"] * q)) >= k("MIN_FILES") for p in shares]
             rw = compaction(q0, files0, today_c, day_c, late_y, shares, demand * k("COMPACT_TICK_S") / step, meta, live,
-                            files0 + today_c / k("TARGET_FILE_BYTES"))
+                            files0 + today_c / k("TARGET_FILE_BYTES"), c["files"])
             q0 = files0 = 0.0
         rw_snaps_s = rw["snaps"] / k("COMPACT_TICK_S") / max(1.0, c["rho"]) if rw else 0.0
-        # manifests: one per snapshot since the last merge (merged past MERGE_PAST), plus the
-        # 8 MiB manifests the live entries fill (snapshot.rs MergePolicy never merges those)
+        # manifests: one per snapshot since the last merge, plus the 8 MiB manifests the live
+        # entries fill. Merges are bin-packed (table/merge.rs): the newest manifests wait in the
+        # first bin until it holds MERGE_PAST of them or outgrows the target, then merge.
+        merge_at = min(k("MERGE_PAST"), max(2, k("MANIFEST_TARGET") // max(1, c["files"] * k("ENTRY_BYTES"))))
         small += commits + rw_snaps_s * step
-        small = small - k("MERGE_PAST") if small > k("MERGE_PAST") else small
+        small = small - merge_at if small > merge_at else small
         big = live * k("ENTRY_BYTES") // k("MANIFEST_TARGET")
         kept = (commits / step + rw_snaps_s) * k("SNAPSHOT_MAX_AGE_S") + k("EXPIRE_BATCH")
         meta = k("META_BASE") + kept * (k("SNAP_BYTES") + min(c["m"], k("LISTED_BATCH_IDS")) * 21)

@@ -235,14 +235,35 @@ async fn commit_queued(h: &Harness, committer: &mut Committer) -> usize {
     }
 }
 
-/// A committer keeps parsed only the manifests a merge reads (those under the target size); of
-/// a bigger one it keeps a digest of its live paths, and reads it again when a rewrite removes one
-/// of its files. With a small target, so that most manifests are big, one warm committer lands
-/// every append and every compaction exactly, its rewrites removing files that only digests
-/// told it where to find, while the entries it keeps parsed stay within the small manifests'.
+/// Manifest entries counted in the list, and the most entries the bin of the list's first
+/// manifest can hold: those of the longest prefix of the list within `target` bytes (manifest
+/// merging fills bins from the end, so the first bin is such a prefix, or the first manifest
+/// alone).
+fn first_bin_bound(list: &[iceberg::spec::ManifestFile], target: i64) -> (usize, usize) {
+    let entries = |m: &iceberg::spec::ManifestFile| {
+        (m.added_files_count.unwrap_or(0) + m.existing_files_count.unwrap_or(0) + m.deleted_files_count.unwrap_or(0))
+            as usize
+    };
+    let (mut bytes, mut bound) = (0, 0);
+    for (i, m) in list.iter().enumerate() {
+        bytes += m.manifest_length;
+        if i > 0 && bytes > target {
+            break;
+        }
+        bound += entries(m);
+    }
+    (list.iter().map(entries).sum(), bound)
+}
+
+/// A committer keeps parsed only the manifests the next merge reads (the bin of the newest, at
+/// most the merge target's worth); of the others it keeps a digest of their live paths, and
+/// reads one again when a rewrite removes one of its files or a merge takes it. With a small
+/// target, so that the table spans many bins, one warm committer lands every append and every
+/// compaction exactly, its rewrites removing files that only digests told it where to find, and
+/// no merged manifest grows past the target; the entries it keeps parsed stay within one bin's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_warm_committer_keeps_big_manifests_as_digests_and_rewrites_them_exactly() {
-    const TARGET: i64 = 19_000;
+async fn a_warm_committer_keeps_manifests_beyond_the_next_merge_as_digests_and_rewrites_exactly() {
+    const TARGET: i64 = 40_000;
     let h = Harness::new();
     let mut cfg = maintained("ev.digests", 40);
     cfg.properties.insert("commit.manifest.target-size-bytes".into(), TARGET.to_string());
@@ -251,39 +272,40 @@ async fn a_warm_committer_keeps_big_manifests_as_digests_and_rewrites_them_exact
     let t = WriterTable::from_metadata(&cfg.table, &state.metadata).unwrap();
     let compaction = CompactOptions { min_files: 2, parallelism: 2, ..Default::default() };
     let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
-    let (mut all, mut rewrites_from_big, mut most_parsed) = (vec![], 0, 0);
+    let (mut all, mut rewrites_past_first_bin, mut most_parsed, mut most_manifests) = (vec![], 0, 0, 0);
+    let list_now = async |h: &Harness| {
+        let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+        let mut reads = 0;
+        Manifests::load(h.ports.store.as_ref(), &state.metadata, &mut reads).await.unwrap().list
+    };
     for round in 0..24u64 {
         let objects =
             if round == 0 { first.clone() } else { h.events(&format!("r{round}"), 2, 80, 500 + round, 0.0).await };
         all.extend(source_event_ids(&objects));
         write(&h.engine, &h.ports, &t, objects).await.unwrap();
         assert!(commit_queued(&h, &mut committer).await > 0, "round {round}: the append lands");
-        let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
-        let mut reads = 0;
-        let list = Manifests::load(h.ports.store.as_ref(), &state.metadata, &mut reads).await.unwrap().list;
-        let entries = |m: &iceberg::spec::ManifestFile| {
-            (m.added_files_count.unwrap_or(0)
-                + m.existing_files_count.unwrap_or(0)
-                + m.deleted_files_count.unwrap_or(0)) as usize
-        };
-        let small: usize = list.iter().filter(|m| m.manifest_length < TARGET).map(entries).sum();
-        let big = list.iter().filter(|m| m.manifest_length >= TARGET).count();
+        let list = list_now(&h).await;
+        let (entries, bound) = first_bin_bound(&list, TARGET);
         let parsed = committer.parsed_entries(&cfg.table).unwrap_or(0);
-        assert!(parsed <= small, "round {round}: {parsed} entries parsed, {small} in small manifests");
+        assert!(parsed <= bound, "round {round}: {parsed} entries parsed, the first bin holds at most {bound}");
+        let merged_past: Vec<i64> =
+            list.iter().skip(1).map(|m| m.manifest_length).filter(|l| *l > TARGET + TARGET / 2).collect();
+        assert!(merged_past.is_empty(), "round {round}: merged manifests past the target: {merged_past:?}");
         most_parsed = most_parsed.max(parsed);
+        most_manifests = most_manifests.max(list.len());
         if round % 3 == 2 {
             let report = compact(&h.engine, &h.ports, &cfg.table, &compaction).await.unwrap();
             assert!(report.tasks > 0, "round {round}: compaction has work");
-            rewrites_from_big += usize::from(big > 0) * report.tasks;
+            rewrites_past_first_bin += usize::from(entries > bound) * report.tasks;
             assert_eq!(commit_queued(&h, &mut committer).await, report.tasks, "round {round}: every rewrite lands");
         }
         let ids = contents(&h.ports, &cfg.table).await.event_ids();
-        let c = counts(&ids);
-        assert_eq!(c, counts(&all), "round {round}: every key, once");
+        assert_eq!(counts(&ids), counts(&all), "round {round}: every key, once");
     }
-    assert!(rewrites_from_big > 0, "some rewrites removed files from big manifests");
-    assert!(most_parsed > 0, "small manifests stay parsed");
-    // A cold committer learns the big manifests' digests from one read, and lands a rewrite too.
+    assert!(rewrites_past_first_bin > 0, "some rewrites ran while manifests lay beyond the first bin");
+    assert!(most_parsed > 0, "the first bin stays parsed");
+    assert!(most_manifests >= 4, "the table spans several bins: {most_manifests} manifests at most");
+    // A cold committer learns the digests from one read, and lands a rewrite too.
     let more = h.events("cold", 3, 80, 900, 0.0).await;
     all.extend(source_event_ids(&more));
     write(&h.engine, &h.ports, &t, more).await.unwrap();
@@ -292,20 +314,9 @@ async fn a_warm_committer_keeps_big_manifests_as_digests_and_rewrites_them_exact
     let report = compact(&h.engine, &h.ports, &cfg.table, &compaction).await.unwrap();
     let mut cold = Committer::new(h.engine.clone(), h.ports.clone());
     assert_eq!(commit_queued(&h, &mut cold).await, report.tasks);
-    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
-    let mut reads = 0;
-    let list = Manifests::load(h.ports.store.as_ref(), &state.metadata, &mut reads).await.unwrap().list;
-    let small: usize = list
-        .iter()
-        .filter(|m| m.manifest_length < TARGET)
-        .map(|m| {
-            (m.added_files_count.unwrap_or(0)
-                + m.existing_files_count.unwrap_or(0)
-                + m.deleted_files_count.unwrap_or(0)) as usize
-        })
-        .sum();
+    let (_, bound) = first_bin_bound(&list_now(&h).await, TARGET);
     let parsed = cold.parsed_entries(&cfg.table).unwrap_or(0);
-    assert!(parsed <= small, "a cold committer keeps {parsed} entries parsed, {small} in small manifests");
+    assert!(parsed <= bound, "a cold committer keeps {parsed} entries parsed, the first bin holds at most {bound}");
     assert_eq!(counts(&contents(&h.ports, &cfg.table).await.event_ids()), counts(&all), "every key, once");
     let (data, _) = reachable(&h.ports, &cfg).await;
     assert!(!data.is_empty());

@@ -5,12 +5,12 @@
 //! takes about ten kilobytes, so a table of a million files would not fit a Lambda. A committer
 //! therefore keeps, of each manifest it knows, either its parsed entries or only a *digest*: the
 //! sorted 64-bit hashes of its live files' paths (8 bytes an entry). Entries stay parsed for the
-//! manifests a manifest merge will read (those under the merge's target size, which it rewrites
-//! anyway; none when merging is off) and for the big ones holding a path the current commit
-//! removes or checks; every other big manifest keeps only its digest, decided as each is read,
-//! so that even a cold start never holds them all parsed, and is read again only when a commit
-//! names a path whose hash its digest holds. A digest never misses a path it holds, so a manifest
-//! whose digest lacks a path does not hold it live; a collision only costs a read.
+//! manifests the next manifest merge will read (the bin of the newest manifest, at most the merge
+//! target's worth: the `merge` module) and, during a commit, for those holding a path it removes
+//! or checks; every other manifest keeps only its digest, decided as each is read, so that even a
+//! cold start never holds them all parsed, and is read again only when a commit names a path
+//! whose hash its digest holds, or merges it. A digest never misses a path it holds, so a
+//! manifest whose digest lacks a path does not hold it live; a collision only costs a read.
 //!
 //! Planning compaction needs every live file but none of its statistics: [`Manifests::scan_live`]
 //! reads the manifests a few at a time and hands each live entry to the caller, keeping nothing.
@@ -98,20 +98,19 @@ impl Manifests {
 
     /// Reads and keeps parsed every manifest of the list not parsed yet. Its memory grows with
     /// the table: for tools and tests; the pipeline uses [`Manifests::read_holding`],
-    /// [`Manifests::read_small`] and [`Manifests::scan_live`].
+    /// [`Manifests::read_parsed`] and [`Manifests::scan_live`].
     pub async fn read_contents(&mut self, store: &dyn ObjectStore, reads: &mut u32) -> Result<()> {
         self.read_where(store, reads, |_, _| true, |_, _| true).await
     }
 
     /// Makes sure that every data manifest that may hold one of `paths` live is parsed: those
-    /// whose digest holds a path's hash, and those not known yet. Of the manifests of
-    /// `small_below` bytes or more, only those that do hold one stay parsed; the others keep
-    /// their digest.
+    /// whose digest holds a path's hash, and those not known yet. Of those read, only the ones
+    /// that do hold one stay parsed (decided as each is read, so that a cold start never holds
+    /// every manifest parsed); the others keep their digest.
     pub async fn read_holding(
         &mut self,
         store: &dyn ObjectStore,
         paths: &HashSet<String>,
-        small_below: i64,
         reads: &mut u32,
     ) -> Result<()> {
         let hashes = path_hashes(paths);
@@ -121,34 +120,28 @@ impl Manifests {
         let needed = |mf: &ManifestFile, known: Option<&Content>| {
             mf.content == ManifestContentType::Data && known.is_none_or(|c| c.may_hold(&hashes))
         };
-        // Decided as each is read, so that a cold start never holds every manifest parsed.
-        let keep =
-            |mf: &ManifestFile, entries: &[ManifestEntry]| mf.manifest_length < small_below || holds(entries, &hashes);
-        self.read_where(store, reads, needed, keep).await?;
-        self.demote(small_below, &hashes);
-        Ok(())
+        self.read_where(store, reads, needed, |_, entries| holds(entries, &hashes)).await
     }
 
-    /// Makes sure that every data manifest under `below` bytes is parsed (a merge reads them).
-    pub async fn read_small(&mut self, store: &dyn ObjectStore, below: i64, reads: &mut u32) -> Result<()> {
-        let needed = |mf: &ManifestFile, known: Option<&Content>| {
-            mf.content == ManifestContentType::Data
-                && mf.manifest_length < below
-                && known.is_none_or(|c| c.parsed().is_none())
-        };
-        self.read_where(store, reads, needed, |_, _| true).await
+    /// Makes sure that the manifests of the list named in `paths` are parsed (a merge's inputs).
+    pub async fn read_parsed(
+        &mut self,
+        store: &dyn ObjectStore,
+        paths: &HashSet<String>,
+        reads: &mut u32,
+    ) -> Result<()> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        self.read_where(store, reads, |mf, _| paths.contains(&mf.manifest_path), |_, _| true).await
     }
 
-    /// Keeps only the digest of every manifest of `below` bytes or more, except those that hold
-    /// one of `hashes` (sorted) live.
-    pub fn demote(&mut self, below: i64, hashes: &[u64]) {
-        let big: HashSet<&str> =
-            self.list.iter().filter(|mf| mf.manifest_length >= below).map(|mf| mf.manifest_path.as_str()).collect();
+    /// Keeps parsed only the manifests `keep` names; of the others, their digests.
+    pub fn retain_parsed(&mut self, keep: impl Fn(&str) -> bool) {
         for (path, content) in self.contents.iter_mut() {
-            if !big.contains(path.as_str()) || content.may_hold(hashes) {
-                continue;
-            }
-            if let Content::Parsed(entries) = content {
+            if let Content::Parsed(entries) = content
+                && !keep(path)
+            {
                 *content = Content::Digest(Arc::new(digest(entries)));
             }
         }

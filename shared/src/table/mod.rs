@@ -11,6 +11,7 @@ mod layout;
 mod lineage;
 pub mod maintain;
 mod manifests;
+mod merge;
 mod snapshot;
 mod state;
 mod status;
@@ -22,8 +23,7 @@ pub use layout::{data_file_uri, metadata_file_uri, partition_path, table_locatio
 pub use lineage::ensure_rewritable;
 pub use manifests::Manifests;
 pub use snapshot::{
-    Added, Change, PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, SnapshotPlan, parsed_below,
-    plan_snapshot,
+    Added, Change, PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, SnapshotPlan, plan_snapshot,
 };
 pub use state::{TableState, WriterTable, ensure_supported, load_table, metadata_json};
 pub use status::{Freshness, SIZE_BUCKETS, TableStatus, freshness, table_status};

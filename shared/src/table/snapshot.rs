@@ -7,10 +7,7 @@
 //! small manifests, which stay parsed; a replace needs those of the manifests holding the files it
 //! removes, found by their digests (the `manifests` module) and read if they are big.
 //!
-//! Manifest merging follows Iceberg's `commit.manifest.min-count-to-merge` and
-//! `commit.manifest.target-size-bytes`: once a snapshot would carry more manifests than the
-//! minimum, its small manifests are merged into one. Entries of earlier snapshots become
-//! `EXISTING`, and `DELETED` entries of earlier snapshots are dropped, as the spec allows.
+//! Manifests are merged as Iceberg Java merges them: see the `merge` module.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -28,6 +25,7 @@ use super::layout::metadata_file_uri;
 use super::lineage;
 use super::maintain::{Cleanup, DROPPED_PROPERTY, DroppedRecord, write_dropped};
 use super::manifests::{Manifests, path_hashes};
+use super::merge::{MergePolicy, weights};
 use crate::ports::ObjectStore;
 use crate::{Error, Result};
 
@@ -142,11 +140,7 @@ pub async fn plan_snapshot(
     };
     let merge = MergePolicy::of(meta);
     let seq = meta.next_sequence_number();
-    let new_specs = change.added.iter().map(|a| a.spec_id).collect::<HashSet<i32>>().len();
-    manifests.read_holding(store, &change.removed, merge.parsed_below(), &mut reads).await?;
-    if merge.due(manifests.list.len() + new_specs) {
-        manifests.read_small(store, merge.target_bytes, &mut reads).await?;
-    }
+    manifests.read_holding(store, &change.removed, &mut reads).await?;
     let mut summary = SnapshotSummaryCollector::default();
     let mut slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
     let mut by_spec: HashMap<i32, Vec<ManifestEntry>> = HashMap::new();
@@ -165,7 +159,18 @@ pub async fn plan_snapshot(
         by_spec.into_iter().map(|(spec_id, entries)| Slot::New { spec_id, entries }).collect();
     new_slots.sort_by_key(Slot::spec_id);
     new_slots.append(&mut slots);
-    let slots = merge.apply(&manifests, new_slots, snapshot_id)?;
+    let bins = merge.bins(&weights(&new_slots, &manifests.list));
+    let inputs: HashSet<String> = bins
+        .iter()
+        .filter(|b| b.merge)
+        .flat_map(|b| b.members.iter())
+        .filter_map(|i| match &new_slots[*i] {
+            Slot::Kept(mf) => Some(mf.manifest_path.clone()),
+            Slot::New { .. } => None,
+        })
+        .collect();
+    manifests.read_parsed(store, &inputs, &mut reads).await?;
+    let slots = merge.apply(&manifests, new_slots, &bins, snapshot_id)?;
 
     let location = meta.location().trim_end_matches('/').to_string();
     let mut writer = Written::new(&location, store);
@@ -187,7 +192,8 @@ pub async fn plan_snapshot(
     let (list_path, list, row_range) = writer.manifest_list(meta, snapshot_id, parent_id, seq, &next.list).await?;
     next.list = list;
     next.settle_row_ids();
-    next.demote(merge.parsed_below(), &[]);
+    let keep = merge.next_inputs(&next.list);
+    next.retain_parsed(|path| keep.contains(path));
 
     let mut props = summary_properties(meta, &summary, extra_summary);
     let kept: HashSet<&str> = next.list.iter().map(|m| m.manifest_path.as_str()).collect();
@@ -245,13 +251,13 @@ pub async fn plan_snapshot(
 }
 
 /// One manifest of the new snapshot: kept as it is, or to be written with these entries.
-enum Slot {
+pub(super) enum Slot {
     Kept(ManifestFile),
     New { spec_id: i32, entries: Vec<ManifestEntry> },
 }
 
 impl Slot {
-    fn spec_id(&self) -> i32 {
+    pub(super) fn spec_id(&self) -> i32 {
         match self {
             Slot::Kept(mf) => mf.partition_spec_id,
             Slot::New { spec_id, .. } => *spec_id,
@@ -302,82 +308,6 @@ fn removal_slots(
         return Err(Error::NotLive { files: missing });
     }
     Ok(slots)
-}
-
-/// The size under which a committer keeps a manifest's entries parsed: the merge target
-/// (Iceberg's `commit.manifest.target-size-bytes`), under which a merge reads them; none when
-/// merging is off.
-pub fn parsed_below(meta: &TableMetadata) -> i64 {
-    MergePolicy::of(meta).parsed_below()
-}
-
-/// When and what to merge (Iceberg's `commit.manifest.*` properties and defaults).
-struct MergePolicy {
-    enabled: bool,
-    min_count: usize,
-    target_bytes: i64,
-}
-
-impl MergePolicy {
-    fn of(meta: &TableMetadata) -> Self {
-        let p = meta.properties();
-        MergePolicy {
-            enabled: p.get(PROP_MERGE_ENABLED).is_none_or(|v| v != "false"),
-            min_count: p.get(PROP_MIN_COUNT_TO_MERGE).and_then(|v| v.parse().ok()).unwrap_or(100),
-            target_bytes: p.get(PROP_MANIFEST_TARGET_SIZE).and_then(|v| v.parse().ok()).unwrap_or(8 << 20),
-        }
-    }
-
-    fn parsed_below(&self) -> i64 {
-        if self.enabled { self.target_bytes } else { i64::MIN }
-    }
-
-    fn due(&self, manifests: usize) -> bool {
-        self.enabled && manifests > self.min_count.max(1)
-    }
-
-    /// Merges the small manifests of each spec into one once there are too many. Entries of
-    /// earlier snapshots become `EXISTING`; their `DELETED` entries are dropped.
-    fn apply(&self, manifests: &Manifests, slots: Vec<Slot>, snapshot_id: i64) -> Result<Vec<Slot>> {
-        if !self.due(slots.len()) {
-            return Ok(slots);
-        }
-        let small = |s: &Slot| match s {
-            Slot::Kept(mf) => mf.content == ManifestContentType::Data && mf.manifest_length < self.target_bytes,
-            Slot::New { .. } => true,
-        };
-        let mut out = vec![];
-        let mut merged: HashMap<i32, Vec<ManifestEntry>> = HashMap::new();
-        for slot in slots {
-            if !small(&slot) {
-                out.push(slot);
-                continue;
-            }
-            let spec_id = slot.spec_id();
-            let entries: Vec<ManifestEntry> = match slot {
-                Slot::Kept(mf) => manifests.entries(&mf)?.as_ref().clone(),
-                Slot::New { entries, .. } => entries,
-            };
-            let into = merged.entry(spec_id).or_default();
-            for mut e in entries {
-                let ours = e.snapshot_id == Some(snapshot_id);
-                match e.status {
-                    ManifestStatus::Deleted if !ours => continue,
-                    ManifestStatus::Added if !ours => e.status = ManifestStatus::Existing,
-                    _ => {}
-                }
-                into.push(e);
-            }
-        }
-        let mut merged: Vec<Slot> = merged
-            .into_iter()
-            .filter(|(_, entries)| !entries.is_empty()) // only old DELETED entries: nothing to write
-            .map(|(spec_id, entries)| Slot::New { spec_id, entries })
-            .collect();
-        merged.sort_by_key(Slot::spec_id);
-        merged.append(&mut out);
-        Ok(merged)
-    }
 }
 
 /// Writes manifests and manifest lists through an in-memory `FileIO` (the `iceberg` crate's

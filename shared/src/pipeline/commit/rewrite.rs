@@ -226,8 +226,7 @@ impl Committer {
             Some(m) => m,
             None => Manifests::load(store.as_ref(), &state.metadata, &mut reads).await?,
         };
-        let below = crate::table::parsed_below(&state.metadata);
-        manifests.read_holding(store.as_ref(), paths, below, &mut reads).await?;
+        manifests.read_holding(store.as_ref(), paths, &mut reads).await?;
         self.reads += u64::from(reads);
         if let Some(c) = self.cache.get_mut(table) {
             c.manifests = Some(manifests.clone());

@@ -1,0 +1,219 @@
+//! Manifest merging, as Iceberg Java's `ManifestMergeManager` does it, driven by the table's
+//! `commit.manifest-merge.enabled`, `commit.manifest.min-count-to-merge` (100) and
+//! `commit.manifest.target-size-bytes` (8 MiB).
+//!
+//! A new snapshot's data manifests, grouped by partition spec and in order (the new manifests
+//! first), are packed into consecutive bins of at most the target size, filled from the end so
+//! that the under-filled bin is the first (a manifest bigger than the target sits alone). A bin of
+//! several manifests is merged into one, except the bin holding the snapshot's first manifest
+//! while it has fewer than the minimum count: so new manifests pile up until there are enough,
+//! then merge, and no merged manifest grows much past the target. That bounds both what a merge
+//! holds in memory (one bin's entries) and what any later reader of a manifest parses at once.
+//! Delete manifests are never merged. Entries of earlier snapshots become `EXISTING`, and their
+//! `DELETED` entries are dropped, as the spec allows.
+
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
+
+use iceberg::spec::{ManifestContentType, ManifestEntry, ManifestFile, ManifestStatus, TableMetadata};
+
+use super::manifests::Manifests;
+use super::snapshot::{PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, Slot};
+use crate::Result;
+
+/// Bytes per entry assumed for a manifest not written yet, when the list gives no measure.
+const ENTRY_BYTES: i64 = 800;
+
+/// When and what to merge.
+pub(super) struct MergePolicy {
+    enabled: bool,
+    min_count: usize,
+    target_bytes: i64,
+}
+
+/// Slots (indices into a snapshot's slots) that end up as one manifest, or stay as they are.
+#[derive(Debug, PartialEq)]
+pub(super) struct Bin {
+    pub(super) members: Vec<usize>,
+    pub(super) merge: bool,
+}
+
+impl MergePolicy {
+    pub(super) fn of(meta: &TableMetadata) -> Self {
+        let p = meta.properties();
+        MergePolicy {
+            enabled: p.get(PROP_MERGE_ENABLED).is_none_or(|v| v != "false"),
+            min_count: p.get(PROP_MIN_COUNT_TO_MERGE).and_then(|v| v.parse().ok()).unwrap_or(100),
+            target_bytes: p.get(PROP_MANIFEST_TARGET_SIZE).and_then(|v| v.parse().ok()).unwrap_or(8 << 20),
+        }
+    }
+
+    /// The bins of a snapshot's slots, given each one's partition spec, whether it is a data
+    /// manifest, and its size in bytes; slot 0 is the snapshot's first manifest.
+    pub(super) fn bins(&self, slots: &[(i32, bool, i64)]) -> Vec<Bin> {
+        // Data manifests by spec, newest spec first (as Iceberg Java orders them); delete
+        // manifests after, never merged.
+        let mut groups: BTreeMap<(bool, std::cmp::Reverse<i32>), Vec<usize>> = BTreeMap::new();
+        for (i, (spec_id, data, _)) in slots.iter().enumerate() {
+            groups.entry((!data, std::cmp::Reverse(*spec_id))).or_default().push(i);
+        }
+        let mut bins = vec![];
+        for ((deletes, _), members) in groups {
+            if deletes || !self.enabled {
+                bins.extend(members.into_iter().map(|i| Bin { members: vec![i], merge: false }));
+                continue;
+            }
+            let weights: Vec<i64> = members.iter().map(|i| slots[*i].2).collect();
+            for range in pack_end(&weights, self.target_bytes) {
+                let members = members[range].to_vec();
+                let waiting = members.contains(&0) && members.len() < self.min_count.max(1);
+                bins.push(Bin { merge: members.len() > 1 && !waiting, members });
+            }
+        }
+        bins
+    }
+
+    /// The manifests of `list` that the next snapshot will merge first: those in the bin of
+    /// its first manifest (kept parsed by a warm committer).
+    pub(super) fn next_inputs(&self, list: &[ManifestFile]) -> HashSet<String> {
+        if !self.enabled {
+            return HashSet::new();
+        }
+        let slots: Vec<(i32, bool, i64)> = list.iter().map(weight_of).collect();
+        let first = self.bins(&slots).into_iter().find(|b| b.members.contains(&0));
+        first.map(|b| b.members.iter().map(|i| list[*i].manifest_path.clone()).collect()).unwrap_or_default()
+    }
+
+    /// Merges `slots` as `bins` say. The kept manifests of merged bins must have been read.
+    pub(super) fn apply(
+        &self,
+        manifests: &Manifests,
+        slots: Vec<Slot>,
+        bins: &[Bin],
+        snapshot_id: i64,
+    ) -> Result<Vec<Slot>> {
+        let mut slots: Vec<Option<Slot>> = slots.into_iter().map(Some).collect();
+        let mut out = vec![];
+        for bin in bins {
+            let mut taken = bin.members.iter().map(|i| slots[*i].take().expect("a slot is in one bin"));
+            if !bin.merge {
+                out.extend(taken);
+                continue;
+            }
+            if let Some(slot) = merge_bin(&mut taken, manifests, snapshot_id)? {
+                out.push(slot);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// One merged slot of a bin's slots (`None` if they held only earlier snapshots' deletions).
+fn merge_bin(taken: &mut dyn Iterator<Item = Slot>, manifests: &Manifests, snapshot_id: i64) -> Result<Option<Slot>> {
+    let mut spec = None;
+    let mut merged: Vec<ManifestEntry> = vec![];
+    for slot in taken {
+        spec = Some(slot.spec_id());
+        let entries: Vec<ManifestEntry> = match slot {
+            Slot::Kept(mf) => manifests.entries(&mf)?.as_ref().clone(),
+            Slot::New { entries, .. } => entries,
+        };
+        for mut e in entries {
+            let ours = e.snapshot_id == Some(snapshot_id);
+            match e.status {
+                ManifestStatus::Deleted if !ours => continue,
+                ManifestStatus::Added if !ours => e.status = ManifestStatus::Existing,
+                _ => {}
+            }
+            merged.push(e);
+        }
+    }
+    Ok(match spec {
+        Some(spec_id) if !merged.is_empty() => Some(Slot::New { spec_id, entries: merged }),
+        _ => None,
+    })
+}
+
+/// A kept manifest's spec, kind and size.
+fn weight_of(mf: &ManifestFile) -> (i32, bool, i64) {
+    (mf.partition_spec_id, mf.content == ManifestContentType::Data, mf.manifest_length)
+}
+
+/// Each slot's spec, kind and size: a manifest not written yet is its entries times the bytes per
+/// entry of the manifests in `list`.
+pub(super) fn weights(slots: &[Slot], list: &[ManifestFile]) -> Vec<(i32, bool, i64)> {
+    let entries: i64 = list
+        .iter()
+        .map(|m| {
+            i64::from(
+                m.added_files_count.unwrap_or(0)
+                    + m.existing_files_count.unwrap_or(0)
+                    + m.deleted_files_count.unwrap_or(0),
+            )
+        })
+        .sum();
+    let bytes: i64 = list.iter().map(|m| m.manifest_length).sum();
+    let per_entry = if entries > 0 { (bytes / entries).max(1) } else { ENTRY_BYTES };
+    slots
+        .iter()
+        .map(|s| match s {
+            Slot::Kept(mf) => weight_of(mf),
+            Slot::New { spec_id, entries } => (*spec_id, true, entries.len() as i64 * per_entry),
+        })
+        .collect()
+}
+
+/// Consecutive bins of `weights` of at most `target` each (a heavier item alone), filled from
+/// the end, so that only the first may be under-filled.
+fn pack_end(weights: &[i64], target: i64) -> Vec<Range<usize>> {
+    let mut bins = vec![];
+    let (mut end, mut sum) = (weights.len(), 0i64);
+    for i in (0..weights.len()).rev() {
+        if end > i + 1 && sum.saturating_add(weights[i]) > target {
+            bins.push(i + 1..end);
+            (end, sum) = (i + 1, 0);
+        }
+        sum = sum.saturating_add(weights[i]);
+    }
+    if end > 0 {
+        bins.push(0..end);
+    }
+    bins.reverse();
+    bins
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(min_count: usize, target_bytes: i64) -> MergePolicy {
+        MergePolicy { enabled: true, min_count, target_bytes }
+    }
+
+    #[test]
+    fn bins_fill_from_the_end_and_a_heavy_manifest_sits_alone() {
+        assert_eq!(pack_end(&[3, 3, 3, 3, 3], 10), [0..2, 2..5]);
+        assert_eq!(pack_end(&[1, 20, 4, 4, 4], 10), [0..1, 1..2, 2..3, 3..5]);
+        assert_eq!(pack_end(&[], 10), Vec::<Range<usize>>::new());
+        assert_eq!(pack_end(&[50], 10), [0..1]);
+    }
+
+    #[test]
+    fn the_first_bin_waits_for_the_minimum_count_and_the_others_merge() {
+        let data = |w: i64| (0, true, w);
+        // new, then two small, then three that fill a bin, then a big one
+        let slots = [data(1), data(2), data(2), data(3), data(3), data(3), data(50)];
+        let bins = policy(4, 10).bins(&slots);
+        let got: Vec<(Vec<usize>, bool)> = bins.into_iter().map(|b| (b.members, b.merge)).collect();
+        assert_eq!(got, [(vec![0, 1, 2], false), (vec![3, 4, 5], true), (vec![6], false)]);
+        let bins = policy(3, 10).bins(&slots);
+        assert!(bins[0].merge, "enough in the first bin");
+        // specs apart, delete manifests never merged
+        let slots = [(1, true, 1), (0, true, 1), (1, true, 1), (0, false, 1), (0, false, 1)];
+        let got: Vec<(Vec<usize>, bool)> =
+            policy(2, 10).bins(&slots).into_iter().map(|b| (b.members, b.merge)).collect();
+        assert_eq!(got, [(vec![0, 2], true), (vec![1], false), (vec![3], false), (vec![4], false)]);
+        let off = MergePolicy { enabled: false, min_count: 1, target_bytes: 10 };
+        assert!(off.bins(&slots).iter().all(|b| !b.merge && b.members.len() == 1));
+    }
+}
