@@ -413,7 +413,7 @@ def simulate(diurnal=False, fpm=None, t0=0, t1=86400, step=60):
         # first bin until it holds MERGE_PAST of them or outgrows the target, then merge.
         merge_at = min(k("MERGE_PAST"), max(2, k("MANIFEST_TARGET") // max(1, c["files"] * k("ENTRY_BYTES"))))
         small += commits + rw_snaps_s * step
-        small = small - merge_at if small > merge_at else small
+        small = (small - 1) % merge_at + 1 if small > merge_at else small
         big = live * k("ENTRY_BYTES") // k("MANIFEST_TARGET")
         kept = (commits / step + rw_snaps_s) * k("SNAPSHOT_MAX_AGE_S") + k("EXPIRE_BATCH")
         meta = k("META_BASE") + kept * (k("SNAP_BYTES") + min(c["m"], k("LISTED_BATCH_IDS")) * 21)

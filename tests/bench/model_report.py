@@ -70,10 +70,10 @@ def findings(dep, tun):
         "or outgrows the 8 MiB target, then merge) rides on the 8 MiB manifests that hold the "
         f"table's live files ({fmt(tun['rows'][-1]['live'])} with {k('HISTORY_DAYS'):.0f} days kept, "
         f"{tun['rows'][-1]['manifest_bytes'] / GB:,.1f} GB of manifests), which every compactor tick reads, "
-        "one manifest parsed at a time, keeping a few hundred bytes per live file (compact/mod.rs plan_table; "
+        "one manifest parsed at a time, keeping about a kilobyte per live file (compact/mod.rs plan_table; "
         "`make bench-memory`); a warm committer keeps parsed only the manifests its next merge reads (at most the "
         "merge target's worth, merges bin-packed as Iceberg Java does), of the others a digest of 8 bytes per live "
-        "file, and parses one again when a rewrite removes a file from it (table/manifests.rs, merge.rs). With 1-hour expiry, a commit every {tc['interval']:.0f} s keeps "
+        f"file, and parses one again when a rewrite removes a file from it (table/manifests.rs, merge.rs). With 1-hour expiry, a commit every {tc['interval']:.0f} s keeps "
         f"~{(tun['mid']['meta'] - k('META_BASE')) / (k('SNAP_BYTES') + 21 * min(tc['m'], 50)):,.0f} snapshots: "
         f"metadata.json is {tun['mid']['meta'] / MB:.1f} MB, written at every commit.",
         f"- **Cost.** The tuned pipeline costs **${per_tb(tun):,.2f} per TB** of Avro (compactors "
