@@ -234,3 +234,67 @@ async fn a_share_that_is_bad_or_expired_runs_nothing_and_only_a_bad_one_fails() 
     let after = plan_table(&h.ports, &cfg.table, &env.options).await.expect("plan");
     assert!(after.tasks.iter().all(|t| t.level > 1), "no level-0 merge left: {:?}", after.tasks);
 }
+
+/// The table rolled back (to the snapshot before the one a tick planned from) while its shares
+/// wait: their history no longer runs through their snapshot, so each run reads every manifest
+/// and plans its partitions from the table as it is; nothing rolled back comes back, nothing
+/// kept is lost or doubled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shares_planned_before_a_rollback_plan_again_from_the_rolled_back_table() {
+    let h = Harness::new();
+    let cfg = events_table("ev.rollback");
+    let batches = IngestOptions { writers: 2, batch_objects: 1, ..Default::default() };
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, h.events("a", 5, 200, 21, 0.0).await, &batches).await.unwrap();
+    let before = floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table)
+        .await
+        .unwrap()
+        .unwrap()
+        .metadata
+        .current_snapshot_id()
+        .unwrap();
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, h.events("b", 2, 200, 22, 0.0).await, &batches).await.unwrap();
+    let env = compactor_env("ev.rollback", "4");
+    let shares = SqliteQueue::open(&h.dir.path().join("shares.db"), "shares").expect("queue");
+    let run = tick(&env, &h, &shares).await;
+    assert!(run.shares_sent > 0, "{run:?}");
+    // Its own share's requests are rejected below: planned from a snapshot no longer in the
+    // table's history. Roll back as Iceberg's rollback_to_snapshot does: main to the old one.
+    let state =
+        floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    let meta = iceberg::spec::TableMetadataBuilder::new_from_metadata(
+        state.metadata.as_ref().clone(),
+        Some(state.pointer.metadata_location.clone()),
+    )
+    .set_ref(
+        "main",
+        iceberg::spec::SnapshotReference::new(before, iceberg::spec::SnapshotRetention::branch(None, None, None)),
+    )
+    .unwrap()
+    .build()
+    .unwrap()
+    .metadata;
+    let location = format!("{}/metadata/99999-rollback.metadata.json", meta.location());
+    h.ports.store.put(&location, floe::table::metadata_json(&meta).unwrap()).await.unwrap();
+    h.ports.pointer.swap(&cfg.table, &state.pointer, &location).await.unwrap();
+    let kept = contents(&h.ports, &cfg.table).await.event_ids();
+    assert_eq!(counts(&kept).len(), kept.len(), "each key once before");
+
+    run_shares(&env, &h, &shares).await;
+    commit_all(&h).await;
+    let after = contents(&h.ports, &cfg.table).await.event_ids();
+    assert_eq!(counts(&after), counts(&kept), "the shares' runs kept exactly the rolled-back rows");
+    let state =
+        floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    let rewrites = state.metadata.snapshots().filter(|s| s.sequence_number() > meta.last_sequence_number()).count();
+    assert!(rewrites > 0, "the shares compacted the rolled-back table");
+    let env = compactor_env("ev.rollback", "100");
+    for _ in 0..20 {
+        let run = tick(&env, &h, &shares).await;
+        run_shares(&env, &h, &shares).await;
+        commit_all(&h).await;
+        if run.planned == 0 {
+            break;
+        }
+    }
+    assert_eq!(counts(&contents(&h.ports, &cfg.table).await.event_ids()), counts(&kept), "drained: the same rows");
+}
