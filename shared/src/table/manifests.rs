@@ -104,23 +104,33 @@ impl Manifests {
     }
 
     /// Makes sure that every data manifest that may hold one of `paths` live is parsed: those
-    /// whose digest holds a path's hash, and those not known yet. Of those read, only the ones
-    /// that do hold one stay parsed (decided as each is read, so that a cold start never holds
-    /// every manifest parsed); the others keep their digest.
+    /// whose digest holds a path's hash, and those not known yet (decided as each is read, so
+    /// that a cold start never holds every manifest parsed). Then keeps parsed only those
+    /// that hold one, and those `keep` names; the others keep their digest.
     pub async fn read_holding(
         &mut self,
         store: &dyn ObjectStore,
         paths: &HashSet<String>,
+        keep: impl Fn(&str) -> bool,
         reads: &mut u32,
     ) -> Result<()> {
         let hashes = path_hashes(paths);
-        if hashes.is_empty() {
-            return Ok(());
-        }
         let needed = |mf: &ManifestFile, known: Option<&Content>| {
             mf.content == ManifestContentType::Data && known.is_none_or(|c| c.may_hold(&hashes))
         };
-        self.read_where(store, reads, needed, |_, entries| holds(entries, &hashes)).await
+        if !hashes.is_empty() {
+            self.read_where(store, reads, needed, |mf, entries| keep(&mf.manifest_path) || holds(entries, &hashes))
+                .await?;
+        }
+        for (path, content) in self.contents.iter_mut() {
+            if keep(path) || content.may_hold(&hashes) {
+                continue;
+            }
+            if let Content::Parsed(entries) = content {
+                *content = Content::Digest(Arc::new(digest(entries)));
+            }
+        }
+        Ok(())
     }
 
     /// Makes sure that the manifests of the list named in `paths` are parsed (a merge's inputs).

@@ -11,6 +11,11 @@
 //! holds in memory (one bin's entries) and what any later reader of a manifest parses at once.
 //! Delete manifests are never merged. Entries of earlier snapshots become `EXISTING`, and their
 //! `DELETED` entries are dropped, as the spec allows.
+//!
+//! Two departures from Java: a snapshot merges at most [`MERGE_BUDGET_TARGETS`] targets' worth
+//! of bins besides its first (a table that arrives with thousands of small manifests is merged a
+//! few bins per commit, not parsed whole in one), and a new manifest's size is estimated from its
+//! entries before it is written (Java writes it first), so bins may end a header's size off.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
@@ -23,6 +28,11 @@ use crate::Result;
 
 /// Bytes per entry assumed for a manifest not written yet, when the list gives no measure.
 const ENTRY_BYTES: i64 = 800;
+
+/// Manifest bytes one snapshot merges at most, besides its first bin, in merge targets: a table
+/// that arrives with thousands of small manifests (another engine's fast appends, merging just
+/// turned on) is merged a few bins per commit rather than parsed whole in one.
+const MERGE_BUDGET_TARGETS: i64 = 2;
 
 /// When and what to merge.
 pub(super) struct MergePolicy {
@@ -42,7 +52,8 @@ impl MergePolicy {
     pub(super) fn of(meta: &TableMetadata) -> Self {
         let p = meta.properties();
         MergePolicy {
-            enabled: p.get(PROP_MERGE_ENABLED).is_none_or(|v| v != "false"),
+            // As Java's `Boolean.parseBoolean`: anything but "true" (any case) turns it off.
+            enabled: p.get(PROP_MERGE_ENABLED).is_none_or(|v| v.eq_ignore_ascii_case("true")),
             min_count: p.get(PROP_MIN_COUNT_TO_MERGE).and_then(|v| v.parse().ok()).unwrap_or(100),
             target_bytes: p.get(PROP_MANIFEST_TARGET_SIZE).and_then(|v| v.parse().ok()).unwrap_or(8 << 20),
         }
@@ -64,10 +75,19 @@ impl MergePolicy {
                 continue;
             }
             let weights: Vec<i64> = members.iter().map(|i| slots[*i].2).collect();
+            let mut budget = MERGE_BUDGET_TARGETS * self.target_bytes;
             for range in pack_end(&weights, self.target_bytes) {
+                let weight: i64 = weights[range.clone()].iter().sum();
                 let members = members[range].to_vec();
-                let waiting = members.contains(&0) && members.len() < self.min_count.max(1);
-                bins.push(Bin { merge: members.len() > 1 && !waiting, members });
+                let first = members.contains(&0);
+                let waiting = first && members.len() < self.min_count.max(1);
+                // Past the budget, older bins wait for later commits (the first bin never does).
+                let affordable = first || weight <= budget;
+                let merge = members.len() > 1 && !waiting && affordable;
+                if merge && !first {
+                    budget -= weight;
+                }
+                bins.push(Bin { merge, members });
             }
         }
         bins
@@ -80,8 +100,12 @@ impl MergePolicy {
             return HashSet::new();
         }
         let slots: Vec<(i32, bool, i64)> = list.iter().map(weight_of).collect();
-        let first = self.bins(&slots).into_iter().find(|b| b.members.contains(&0));
-        first.map(|b| b.members.iter().map(|i| list[*i].manifest_path.clone()).collect()).unwrap_or_default()
+        let Some(first) = self.bins(&slots).into_iter().find(|b| b.members.contains(&0)) else { return HashSet::new() };
+        // A manifest that fills a bin alone is merged with nothing: not kept for a merge.
+        if first.members.len() == 1 && slots[first.members[0]].2 >= self.target_bytes {
+            return HashSet::new();
+        }
+        first.members.iter().map(|i| list[*i].manifest_path.clone()).collect()
     }
 
     /// Merges `slots` as `bins` say. The kept manifests of merged bins must have been read.
@@ -196,6 +220,45 @@ mod tests {
         assert_eq!(pack_end(&[1, 20, 4, 4, 4], 10), [0..1, 1..2, 2..3, 3..5]);
         assert_eq!(pack_end(&[], 10), Vec::<Range<usize>>::new());
         assert_eq!(pack_end(&[50], 10), [0..1]);
+        assert_eq!(pack_end(&[50, 3, 3], 10), [0..1, 1..3], "a heavy first manifest alone");
+        assert_eq!(pack_end(&[5, 5], 10), [0..2], "an exact fit");
+        assert_eq!(pack_end(&[0, 0, 10], 10), [0..3], "empty manifests weigh nothing");
+    }
+
+    #[test]
+    fn a_snapshot_merges_at_most_its_budget_besides_the_first_bin() {
+        // Twenty full bins of two manifests behind a new one: two targets' worth merge now.
+        let slots: Vec<(i32, bool, i64)> = std::iter::once((0, true, 1)).chain((0..40).map(|_| (0, true, 5))).collect();
+        let bins = policy(100, 10).bins(&slots);
+        assert_eq!(bins.iter().filter(|b| b.merge).count(), 2, "{bins:?}");
+        assert_eq!(bins.iter().map(|b| b.members.len()).sum::<usize>(), 41, "every slot in a bin");
+    }
+
+    #[test]
+    fn only_a_first_bin_that_can_merge_is_kept_for_the_next_merge() {
+        let mf = |path: &str, len: i64| ManifestFile {
+            manifest_path: path.into(),
+            manifest_length: len,
+            partition_spec_id: 0,
+            content: ManifestContentType::Data,
+            sequence_number: 1,
+            min_sequence_number: 1,
+            added_snapshot_id: 1,
+            added_files_count: Some(1),
+            existing_files_count: Some(0),
+            deleted_files_count: Some(0),
+            added_rows_count: Some(1),
+            existing_rows_count: Some(0),
+            deleted_rows_count: Some(0),
+            partitions: None,
+            key_metadata: None,
+            first_row_id: None,
+        };
+        let p = policy(100, 10);
+        let kept = p.next_inputs(&[mf("a", 3), mf("b", 3), mf("c", 9)]);
+        assert_eq!(kept, HashSet::from(["a".to_string(), "b".to_string()]));
+        assert!(p.next_inputs(&[mf("big", 80), mf("c", 9)]).is_empty(), "a big new manifest is not kept");
+        assert!(MergePolicy { enabled: false, ..policy(100, 10) }.next_inputs(&[mf("a", 3)]).is_empty());
     }
 
     #[test]

@@ -23,7 +23,8 @@ pub use layout::{data_file_uri, metadata_file_uri, partition_path, table_locatio
 pub use lineage::ensure_rewritable;
 pub use manifests::Manifests;
 pub use snapshot::{
-    Added, Change, PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, SnapshotPlan, plan_snapshot,
+    Added, Change, PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, SnapshotPlan, merge_inputs,
+    plan_snapshot,
 };
 pub use state::{TableState, WriterTable, ensure_supported, load_table, metadata_json};
 pub use status::{Freshness, SIZE_BUCKETS, TableStatus, freshness, table_status};

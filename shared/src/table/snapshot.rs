@@ -140,7 +140,8 @@ pub async fn plan_snapshot(
     };
     let merge = MergePolicy::of(meta);
     let seq = meta.next_sequence_number();
-    manifests.read_holding(store, &change.removed, &mut reads).await?;
+    let next_merge = merge.next_inputs(&manifests.list);
+    manifests.read_holding(store, &change.removed, |p| next_merge.contains(p), &mut reads).await?;
     let mut summary = SnapshotSummaryCollector::default();
     let mut slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
     let mut by_spec: HashMap<i32, Vec<ManifestEntry>> = HashMap::new();
@@ -248,6 +249,12 @@ pub async fn plan_snapshot(
         reads,
         writes: writer.writes,
     })
+}
+
+/// The manifests of `meta`'s snapshot with manifest list `list` that its next merge reads first
+/// (a warm committer keeps them parsed).
+pub fn merge_inputs(meta: &TableMetadata, list: &[ManifestFile]) -> HashSet<String> {
+    MergePolicy::of(meta).next_inputs(list)
 }
 
 /// One manifest of the new snapshot: kept as it is, or to be written with these entries.

@@ -226,7 +226,9 @@ impl Committer {
             Some(m) => m,
             None => Manifests::load(store.as_ref(), &state.metadata, &mut reads).await?,
         };
-        manifests.read_holding(store.as_ref(), paths, &mut reads).await?;
+        // Parsed: what the chunk names, and what the next merge reads; nothing left from before.
+        let next_merge = crate::table::merge_inputs(&state.metadata, &manifests.list);
+        manifests.read_holding(store.as_ref(), paths, |p| next_merge.contains(p), &mut reads).await?;
         self.reads += u64::from(reads);
         if let Some(c) = self.cache.get_mut(table) {
             c.manifests = Some(manifests.clone());
