@@ -226,7 +226,21 @@ async fn a_dedup_window_bounds_how_far_back_compaction_looks_for_a_copy() {
     tokio::time::sleep(Duration::from_millis(WINDOW_MS + 200)).await;
     let mut third = vec![copy_of(&h, &first[1], "c", "copy-after.avro").await];
     third.extend(h.events("c", 1, 100, 33, 0.0).await);
-    ingest_round(&h, &cfg, third.clone()).await;
+    // A writer batch per object, all committed in one snapshot (with a snapshot each, a merge
+    // may take files of both).
+    let state =
+        floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    let t = WriterTable::from_metadata(&cfg.table, &state.metadata).unwrap();
+    for o in &third {
+        floe::pipeline::write::write(&h.engine, &h.ports, &t, vec![o.clone()]).await.unwrap();
+    }
+    let msgs = h.ports.commit_queue.receive(10, VISIBILITY).await.unwrap();
+    assert_eq!(msgs.len(), third.len());
+    let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&msgs).await;
+    assert!(out.results.iter().all(|(_, r)| matches!(r, MessageResult::Committed { .. })), "{:?}", out.results);
+    for m in &msgs {
+        h.ports.commit_queue.ack(&m.receipt).await.unwrap();
+    }
     let plan = plan_table(&h.ports, &cfg.table, &opts(false)).await.unwrap();
     let now = plan.state.metadata.current_snapshot().unwrap().sequence_number();
     // A merge of this round's files alone has no compacted file as reference (one that also
