@@ -12,9 +12,10 @@
 //! resolve.
 //!
 //! A warm committer keeps each table's metadata and manifest list in memory, with the parsed
-//! entries of its small manifests and a digest of its big ones (`table::manifests`), and in
-//! steady state reads nothing but the pointer and the big manifests a rewrite removes files
-//! from: see [`Committer::reads`] and [`Committer::parsed_entries`].
+//! entries of the manifests its next merge reads and a digest of the others (`table::manifests`,
+//! `table::merge`). In steady state an append reads nothing but the pointer; a rewrite reads the
+//! manifests it removes files from, and a merge of older bins their manifests: see
+//! [`Committer::reads`] and [`Committer::parsed_entries`].
 
 mod append;
 mod rewrite;
