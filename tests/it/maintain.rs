@@ -321,3 +321,53 @@ async fn a_warm_committer_keeps_manifests_beyond_the_next_merge_as_digests_and_r
     let (data, _) = reachable(&h.ports, &cfg).await;
     assert!(!data.is_empty());
 }
+
+/// A rewrite that removes every file of a manifest leaves it with nothing but `DELETED`
+/// entries. The rewrite's own snapshot lists it (its readers see what it removed); the next one
+/// drops it, as Iceberg Java does, however big it is or whether merging would ever take it, and
+/// once the snapshots that reach it expire it is deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_left_with_only_deleted_entries_is_dropped_by_the_next_snapshot() {
+    let h = Harness::new();
+    let mut cfg = maintained("ev.dead_manifests", 3);
+    cfg.properties.insert("commit.manifest-merge.enabled".into(), "false".into());
+    let opts = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
+    let mut all = vec![];
+    for round in 0..4u64 {
+        let objects = h.events(&format!("r{round}"), 1, 60, 700 + round, 0.0).await;
+        all.extend(source_event_ids(&objects));
+        ingest(&h.engine, &h.ports, &cfg, &h.warehouse, objects, &opts).await.unwrap();
+    }
+    let live =
+        |m: &iceberg::spec::ManifestFile| m.added_files_count.unwrap_or(1) + m.existing_files_count.unwrap_or(1) > 0;
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    let mut reads = 0;
+    let before = Manifests::load(h.ports.store.as_ref(), &state.metadata, &mut reads).await.unwrap().list;
+    assert_eq!(before.len(), 4, "merging off: one manifest per append");
+    let full = CompactOptions { full: true, parallelism: 2, ..Default::default() };
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &full, Duration::from_secs(60)).await.unwrap();
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    let rewrite = state.metadata.current_snapshot_id().unwrap();
+    let list = Manifests::load(h.ports.store.as_ref(), &state.metadata, &mut reads).await.unwrap().list;
+    let dead: Vec<&iceberg::spec::ManifestFile> = list.iter().filter(|m| !live(m)).collect();
+    assert!(!dead.is_empty(), "the full compaction emptied the appends' manifests: {list:?}");
+    assert!(dead.iter().all(|m| m.added_snapshot_id == rewrite), "only the rewrite's own snapshot lists them");
+    let dead: HashSet<String> = dead.iter().map(|m| m.manifest_path.clone()).collect();
+    // Later snapshots list only manifests with live files, and the dead ones go from disk once
+    // the snapshots that reach them expire (the table keeps 3).
+    for round in 0..(6 + floe::table::maintain::EXPIRE_BATCH as u64) {
+        let objects = h.events(&format!("n{round}"), 1, 20, 800 + round, 0.0).await;
+        all.extend(source_event_ids(&objects));
+        ingest(&h.engine, &h.ports, &cfg, &h.warehouse, objects, &opts).await.unwrap();
+        let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+        let list = Manifests::load(h.ports.store.as_ref(), &state.metadata, &mut reads).await.unwrap().list;
+        let kept: Vec<&String> = list.iter().filter(|m| !live(m)).map(|m| &m.manifest_path).collect();
+        assert!(kept.is_empty(), "round {round}: manifests without a live file kept: {kept:?}");
+        assert_eq!(counts(&contents(&h.ports, &cfg.table).await.event_ids()), counts(&all), "round {round}");
+    }
+    let (_, reached) = reachable(&h.ports, &cfg).await;
+    let on_disk = files_on_disk(&h, &cfg, "metadata");
+    assert!(dead.iter().all(|p| !reached.contains(p)), "no kept snapshot reaches them");
+    let left: Vec<&String> = dead.iter().filter(|p| on_disk.contains(*p)).collect();
+    assert!(left.is_empty(), "dropped manifests deleted once unreachable: {left:?}");
+}

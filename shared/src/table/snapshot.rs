@@ -143,7 +143,7 @@ pub async fn plan_snapshot(
     let next_merge = merge.next_inputs(&manifests.list);
     manifests.read_holding(store, &change.removed, |p| next_merge.contains(p), &mut reads).await?;
     let mut summary = SnapshotSummaryCollector::default();
-    let mut slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
+    let slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
     let mut by_spec: HashMap<i32, Vec<ManifestEntry>> = HashMap::new();
     for Added { spec_id, file, data_sequence_number } in change.added {
         summary.add_file(&file, meta.current_schema().clone(), spec(meta, spec_id)?);
@@ -159,7 +159,7 @@ pub async fn plan_snapshot(
     let mut new_slots: Vec<Slot> =
         by_spec.into_iter().map(|(spec_id, entries)| Slot::New { spec_id, entries }).collect();
     new_slots.sort_by_key(Slot::spec_id);
-    new_slots.append(&mut slots);
+    new_slots.extend(slots.into_iter().filter(Slot::has_live_files));
     let bins = merge.bins(&weights(&new_slots, &manifests.list));
     let inputs: HashSet<String> = bins
         .iter()
@@ -268,6 +268,20 @@ impl Slot {
         match self {
             Slot::Kept(mf) => mf.partition_spec_id,
             Slot::New { spec_id, .. } => *spec_id,
+        }
+    }
+
+    /// Whether the slot goes into the new snapshot. A manifest written by this snapshot always
+    /// does; one carried from the parent only while it lists a live file: an earlier rewrite
+    /// that removed all of its files left it with nothing but `DELETED` entries, which no reader
+    /// of a later snapshot needs (Iceberg Java's `MergingSnapshotProducer` drops it the same
+    /// way). A count the list leaves out counts as live.
+    fn has_live_files(&self) -> bool {
+        match self {
+            Slot::Kept(mf) => {
+                mf.added_files_count.is_none_or(|n| n > 0) || mf.existing_files_count.is_none_or(|n| n > 0)
+            }
+            Slot::New { .. } => true,
         }
     }
 }
