@@ -72,6 +72,7 @@ module "floe" {
   compact_tables         = var.compact_tables
   force_destroy          = var.force_destroy
   deletion_protection    = var.deletion_protection
+  ledger_retention_days  = var.ledger_retention_days
   alarm_actions          = var.alarm_actions
   event_sources_enabled  = var.event_sources_enabled
   aws_endpoint_url       = var.aws_endpoint_url

@@ -155,3 +155,9 @@ variable "rest_signing_name" {
   type        = string
   default     = "glue"
 }
+
+variable "ledger_retention_days" {
+  description = "Days the ledger keeps a committed source's record (null: for ever); see the module's variable."
+  type        = number
+  default     = null
+}

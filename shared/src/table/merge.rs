@@ -219,10 +219,10 @@ mod tests {
         assert_eq!(pack_end(&[3, 3, 3, 3, 3], 10), [0..2, 2..5]);
         assert_eq!(pack_end(&[1, 20, 4, 4, 4], 10), [0..1, 1..2, 2..3, 3..5]);
         assert_eq!(pack_end(&[], 10), Vec::<Range<usize>>::new());
-        assert_eq!(pack_end(&[50], 10), [0..1]);
+        assert_eq!(pack_end(&[50], 10), vec![Range { start: 0, end: 1 }]);
         assert_eq!(pack_end(&[50, 3, 3], 10), [0..1, 1..3], "a heavy first manifest alone");
-        assert_eq!(pack_end(&[5, 5], 10), [0..2], "an exact fit");
-        assert_eq!(pack_end(&[0, 0, 10], 10), [0..3], "empty manifests weigh nothing");
+        assert_eq!(pack_end(&[5, 5], 10), vec![Range { start: 0, end: 2 }], "an exact fit");
+        assert_eq!(pack_end(&[0, 0, 10], 10), vec![Range { start: 0, end: 3 }], "empty manifests weigh nothing");
     }
 
     #[test]
