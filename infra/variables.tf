@@ -281,6 +281,7 @@ variable "expected_object_mb" {
   description = "Typical size of one landing object (MB), used to size the writer's memory when writer_memory_mb is null."
   type        = number
   default     = 2
+  nullable    = false
   validation {
     condition     = var.expected_object_mb > 0
     error_message = "expected_object_mb must be positive."
@@ -301,6 +302,7 @@ variable "writer_batch_size" {
   description = "Notifications per writer invocation (SQS batch size)."
   type        = number
   default     = 10
+  nullable    = false
   validation {
     condition     = var.writer_batch_size >= 1 && var.writer_batch_size <= 10000
     error_message = "writer_batch_size must be between 1 and 10000."
@@ -311,6 +313,7 @@ variable "writer_batching_window_seconds" {
   description = "How long the event source mapping gathers notifications before invoking a writer (required above 10 messages per batch)."
   type        = number
   default     = 5
+  nullable    = false
   validation {
     condition     = var.writer_batching_window_seconds >= 0 && var.writer_batching_window_seconds <= 300
     error_message = "writer_batching_window_seconds must be between 0 and 300."
@@ -351,6 +354,7 @@ variable "committer_memory_mb" {
   description = "Committer memory (MB)."
   type        = number
   default     = 1024
+  nullable    = false
   validation {
     condition     = var.committer_memory_mb >= 256 && var.committer_memory_mb <= 10240
     error_message = "committer_memory_mb must be between 256 and 10240."
@@ -419,6 +423,7 @@ variable "compactor_max_tasks" {
   description = "Compaction tasks one compactor invocation runs at most (FLOE_COMPACT_MAX_TASKS): one share of a tick's plan. Keep a share's run shorter than the schedule's interval, or the next tick plans its partitions again and the second copy's work is wasted."
   type        = number
   default     = 16
+  nullable    = false
   validation {
     condition     = var.compactor_max_tasks >= 1 && floor(var.compactor_max_tasks) == var.compactor_max_tasks
     error_message = "compactor_max_tasks must be a whole number of at least 1."
@@ -429,6 +434,7 @@ variable "compactor_max_invocations" {
   description = "Compactor invocations a tick's plan may use at most (FLOE_COMPACT_MAX_INVOCATIONS): the tick runs the most urgent share of at most compactor_max_tasks tasks itself and sends up to this many minus one to the share queue, whose event source runs them side by side. Partitions beyond wait for the next tick, most urgent first. docs/PERFORMANCE.md models how many a workload needs."
   type        = number
   default     = 10
+  nullable    = false
   validation {
     condition     = var.compactor_max_invocations >= 1 && var.compactor_max_invocations <= 1000 && floor(var.compactor_max_invocations) == var.compactor_max_invocations
     error_message = "compactor_max_invocations must be a whole number from 1 to 1000."

@@ -514,14 +514,34 @@ def scenario(name, diurnal):
                 curve=curve, og=(streamed_after(0), streamed_after(int(k("TENANTS")) - 1)))
 
 
-TUNED = {  # what the model says it takes
-    "WRITER_BATCH": 1000,        # infra writer_batch_size (with a batching window of a few seconds)
-    "EXPECTED_OBJECT_MB": 0.61,  # infra expected_object_mb = the objects' size: ~2 GB writers
-    "COMMITTER_MB": 1769,        # infra committer_memory_mb: one full vCPU
-    "DEDUP_WINDOW_S": 600,       # table property floe.dedup-window-ms = 600000: copies looked for 10 min back
-    "COMPACT_MAX_TASKS": 3,      # FLOE_COMPACT_MAX_TASKS: a share's invocation ends within the tick
-    "COMPACT_MAX_INVOCATIONS": 200,  # infra compactor_max_invocations: every share of a tick runs
+# What the model says it takes: the Terraform settings of infra/examples/quickstart/at-scale.tfvars
+# (read from there, so the model prices what that file deploys), and a table property.
+AT_SCALE = Path(__file__).resolve().parents[2] / "infra" / "examples" / "quickstart" / "at-scale.tfvars"
+TFVARS = {  # model assumption <- Terraform variable
+    "WRITER_BATCH": "writer_batch_size",
+    "EXPECTED_OBJECT_MB": "expected_object_mb",
+    "COMMITTER_MB": "committer_memory_mb",
+    "COMPACT_MAX_TASKS": "compactor_max_tasks",
+    "COMPACT_MAX_INVOCATIONS": "compactor_max_invocations",
 }
+
+
+def tuned_settings(path=AT_SCALE):
+    """The tuned assumptions: TFVARS's variables from `path` (lines `name = number`), and
+    DEDUP_WINDOW_S, the table property floe.dedup-window-ms = 600000 the file's comment asks for."""
+    values = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"\s*([a-z_]+)\s*=\s*([0-9.]+)\s*(#.*)?$", line)
+        if m:
+            v = float(m.group(2))
+            values[m.group(1)] = int(v) if v.is_integer() else v
+    missing = [v for v in TFVARS.values() if v not in values]
+    if missing:
+        raise SystemExit(f"{path} does not set {', '.join(missing)}")
+    return {**{name: values[var] for name, var in TFVARS.items()}, "DEDUP_WINDOW_S": 600}
+
+
+TUNED = tuned_settings()
 
 
 def main():

@@ -102,7 +102,8 @@ def report(scs, args, measured):
            "`make bench-model` runs the same with `--bench-json target/bench/bench.json` (written by `make bench`).", "",
            "**As deployed** is `infra/` with its defaults and the code as it is. **Tuned** is what the model says it "
            "takes: " + ", ".join(f"`{n}` = {v:g}" for n, v in TUNED.items())
-           + ".", ""] + findings(dep, tun) + ["", head.replace("| |", "| at noon |", 1)]
+           + ". They are `infra/examples/quickstart/at-scale.tfvars` (`make deploy TF_VARS=-var-file=at-scale.tfvars`; "
+           "the model reads them from there) and the table property `floe.dedup-window-ms` = 600000.", ""] + findings(dep, tun) + ["", head.replace("| |", "| at noon |", 1)]
 
     def row(label, f):
         out.append(f"| {label} | " + " | ".join(f(x) for x in scs) + " |")

@@ -425,6 +425,43 @@ def test_a_ledger_retention_expires_committed_records_and_bounds_what_writers_re
         planner.destroy()
 
 
+def test_the_at_scale_settings_plan_what_the_scale_model_prices(moto, tmp_path):
+    """infra/examples/quickstart/at-scale.tfvars (what docs/PERFORMANCE.md's model reads as its
+    tuned column) validates and deploys those settings; without it the quickstart passes null
+    and the module keeps its own defaults."""
+    planner = Planner(moto, tmp_path)
+    try:
+        def settings(plan):
+            out = {}
+            for c in plan["resource_changes"]:
+                after, a = c["change"]["after"] or {}, c["address"]
+                if ".aws_lambda_function.function[" in a:
+                    role = a.split('"')[1]
+                    out[role] = after["memory_size"]
+                    out[role + " env"] = after["environment"][0]["variables"]
+                elif ".aws_lambda_event_source_mapping." in a:
+                    out["esm " + a.split(".")[-1]] = after
+                elif a.endswith("aws_dynamodb_table.ledger"):
+                    out["ttl"] = after.get("ttl")
+            return out
+
+        plain = settings(planner.plan())
+        assert (plain["writer"], plain["committer"]) == (1024, 1024), "the module's defaults"
+        scale = settings(planner.plan("-var-file", str(QUICKSTART / "at-scale.tfvars")))
+        assert scale["writer"] == 1984, "3 x 1000 objects x 0.61 MB + 100 MB, rounded up to 64 MB"
+        assert scale["committer"] == 1769
+        assert scale["compactor env"]["FLOE_COMPACT_MAX_TASKS"] == "3"
+        assert scale["compactor env"]["FLOE_COMPACT_MAX_INVOCATIONS"] == "200"
+        assert scale["writer env"]["FLOE_LEDGER_RETENTION_DAYS"] == "30"
+        assert scale["ttl"] == [{"attribute_name": "expires_at", "enabled": True}]
+        esm = scale["esm writer"]
+        assert (esm["batch_size"], esm["maximum_batching_window_in_seconds"]) == (1000, 5)
+        assert scale["esm compactor[0]"]["scaling_config"] == [{"maximum_concurrency": 199}]
+        assert (plain["esm writer"]["batch_size"], plain["compactor env"]["FLOE_COMPACT_MAX_TASKS"]) == (10, "16")
+    finally:
+        planner.destroy()
+
+
 def resources(plan):
     """Every resource of the plan's prior state (all values known after the apply), by address."""
     out = {}

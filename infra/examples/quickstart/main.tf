@@ -73,9 +73,16 @@ module "floe" {
   force_destroy          = var.force_destroy
   deletion_protection    = var.deletion_protection
   ledger_retention_days  = var.ledger_retention_days
-  alarm_actions          = var.alarm_actions
-  event_sources_enabled  = var.event_sources_enabled
-  aws_endpoint_url       = var.aws_endpoint_url
+  # null passes the module's default (its throughput variables are not nullable).
+  writer_batch_size              = var.writer_batch_size
+  writer_batching_window_seconds = var.writer_batching_window_seconds
+  expected_object_mb             = var.expected_object_mb
+  committer_memory_mb            = var.committer_memory_mb
+  compactor_max_tasks            = var.compactor_max_tasks
+  compactor_max_invocations      = var.compactor_max_invocations
+  alarm_actions                  = var.alarm_actions
+  event_sources_enabled          = var.event_sources_enabled
+  aws_endpoint_url               = var.aws_endpoint_url
   # Emulators serve plain HTTP; on AWS every request must use TLS.
   require_tls = !local.emulated
 }

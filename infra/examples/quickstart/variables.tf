@@ -161,3 +161,42 @@ variable "ledger_retention_days" {
   type        = number
   default     = null
 }
+
+# Throughput settings, null for the module's defaults; at-scale.tfvars sets them for the target
+# workload docs/PERFORMANCE.md models (40,000 files a minute).
+
+variable "writer_batch_size" {
+  description = "Notifications per writer invocation (null: the module's 10)."
+  type        = number
+  default     = null
+}
+
+variable "writer_batching_window_seconds" {
+  description = "How long the writers' event source gathers notifications (null: the module's 5)."
+  type        = number
+  default     = null
+}
+
+variable "expected_object_mb" {
+  description = "Typical landing object size (MB), which sizes the writers' memory (null: the module's 2)."
+  type        = number
+  default     = null
+}
+
+variable "committer_memory_mb" {
+  description = "Committer memory, MB (null: the module's 1024)."
+  type        = number
+  default     = null
+}
+
+variable "compactor_max_tasks" {
+  description = "Compaction tasks per compactor invocation (null: the module's 16)."
+  type        = number
+  default     = null
+}
+
+variable "compactor_max_invocations" {
+  description = "Compactor invocations per tick (null: the module's 10)."
+  type        = number
+  default     = null
+}

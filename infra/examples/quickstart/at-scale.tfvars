@@ -1,0 +1,24 @@
+# The settings docs/PERFORMANCE.md's scale model calls "tuned": what 40,000 Avro files a minute
+# (~3,500 events each, one table partitioned by day and tenant) takes. tests/bench/model.py reads
+# them from this file, so the model prices exactly what this deploys:
+#
+#   make deploy TF_VARS="-var-file=at-scale.tfvars"
+#
+# Also set the table property floe.dedup-window-ms = 600000 in your floe.toml (the model's
+# DEDUP_WINDOW_S): compaction then looks for copies of a key 10 minutes back rather than across
+# the whole day partition. It is a choice about your data (two copies committed further apart
+# both stay), so it is not set here.
+
+# A writer takes up to 1000 notifications a batch, gathered for at most 5 s: each batch writes one
+# Parquet file per tenant for 100 times the rows, instead of 100 small files per 10 objects.
+writer_batch_size              = 1000
+writer_batching_window_seconds = 5
+# The landing objects' size (3,500 events of ~174 bytes): sizes the writers at ~2 GB.
+expected_object_mb = 0.61
+# One full vCPU for the committer.
+committer_memory_mb = 1769
+# Shares of 3 tasks end within the 5-minute tick; 200 invocations run every share of a tick.
+compactor_max_tasks       = 3
+compactor_max_invocations = 200
+# The ledger keeps 30 days of committed records, not every record for ever.
+ledger_retention_days = 30
