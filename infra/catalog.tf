@@ -69,15 +69,6 @@ resource "aws_dynamodb_table" "ledger" {
   point_in_time_recovery {
     enabled = true
   }
-  # With ledger_retention_days, committed records carry expires_at and DynamoDB deletes them
-  # after it (the functions refuse sources old enough for that to matter).
-  dynamic "ttl" {
-    for_each = var.ledger_retention_days == null ? [] : [1]
-    content {
-      attribute_name = "expires_at"
-      enabled        = true
-    }
-  }
   server_side_encryption {
     enabled     = var.kms_key_arn != null
     kms_key_arn = var.kms_key_arn

@@ -52,7 +52,6 @@ locals {
       RUST_LOG                    = var.log_level
     },
     var.catalog == "dynamodb" ? { FLOE_CATALOG_TABLE = local.catalog_table } : {},
-    var.ledger_retention_days == null ? {} : { FLOE_LEDGER_RETENTION_DAYS = tostring(var.ledger_retention_days) },
     var.catalog == "s3tables" ? {
       FLOE_S3TABLES_BUCKET_ARN  = local.table_bucket_arn
       FLOE_MAX_COMMIT_AGE_HOURS = tostring((var.s3tables_unreferenced_days - 1) * 24)

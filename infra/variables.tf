@@ -241,16 +241,6 @@ variable "landing_expiration_days" {
   }
 }
 
-variable "ledger_retention_days" {
-  description = "Days the ledger keeps a committed source's exactly-once record before DynamoDB's time to live deletes it (FLOE_LEDGER_RETENTION_DAYS). Null: kept for ever (the ledger then grows by a few hundred bytes per source object, without end). With a retention, writers refuse (quarantine as too-old) any source created more than ledger_retention_days - 15 days ago that the ledger does not know as committed, since it may have landed and been forgotten: so backfills and quarantine replays reach back that far at most."
-  type        = number
-  default     = null
-  validation {
-    condition     = var.ledger_retention_days == null || try(var.ledger_retention_days >= 30 && floor(var.ledger_retention_days) == var.ledger_retention_days, false)
-    error_message = "ledger_retention_days must be null or a whole number of days, at least 30 (a notification lives up to 14 days on the ingest queue, a file manifest up to 14 on the commit queue)."
-  }
-}
-
 variable "claim_check_days" {
   description = "Days claim checks (commit messages too large for SQS, kept under <warehouse>/_floe/claims/) live; longer than the commit queue's retention."
   type        = number

@@ -56,9 +56,6 @@ pub(crate) async fn run(a: BackfillArgs) -> anyhow::Result<ExitCode> {
     let b = Backfill { prefix: a.prefix.clone(), suffix: a.suffix.clone(), rate: a.rate, only };
     let sources = objects(&store, &b).await.with_context(|| format!("listing {}", a.prefix))?;
     let bytes: u64 = sources.iter().map(|s| s.size).sum();
-    if let Some(warning) = too_old_warning(&settings, &sources) {
-        eprintln!("warning: {warning}");
-    }
     if a.dry_run {
         for s in &sources {
             println!("{}\t{}", s.uri, s.size);
@@ -79,47 +76,4 @@ pub(crate) async fn run(a: BackfillArgs) -> anyhow::Result<ExitCode> {
         a.queue_url
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// With a ledger retention (`FLOE_LEDGER_RETENTION_DAYS`, as the functions have it), how many of
-/// `sources` the writers will refuse as `too-old` unless the ledger knows them as committed.
-fn too_old_warning(settings: &AwsSettings, sources: &[floe::message::SourceRef]) -> Option<String> {
-    let engine = floe::config::EngineConfig { ledger_retention: settings.ledger_retention, ..Default::default() };
-    let limit = engine.max_source_age()?;
-    let oldest = chrono::Utc::now().timestamp_millis() - limit.as_millis() as i64;
-    let old = sources.iter().filter(|s| s.created_ms.is_none_or(|at| at < oldest)).count();
-    (old > 0).then(|| {
-        format!(
-            "{old} of {} object(s) were created more than {} days ago: with FLOE_LEDGER_RETENTION_DAYS set, the \
-             writers refuse them (quarantine kind too-old) unless already committed",
-            sources.len(),
-            limit.as_secs() / 86_400
-        )
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_ledger_retention_warns_of_objects_the_writers_will_refuse() {
-        let day = 86_400_000;
-        let now = chrono::Utc::now().timestamp_millis();
-        let source = |created_ms| floe::message::SourceRef {
-            id: "s3://b/k#e".into(),
-            uri: "s3://b/k".into(),
-            size: 1,
-            rows: 0,
-            version_id: None,
-            created_ms,
-        };
-        let sources = [source(Some(now - 20 * day)), source(Some(now - day)), source(None)];
-        assert_eq!(too_old_warning(&AwsSettings::default(), &sources), None, "no retention, no limit");
-        let kept =
-            AwsSettings { ledger_retention: Some(std::time::Duration::from_secs(30 * 86_400)), ..Default::default() };
-        let warning = too_old_warning(&kept, &sources).expect("two are too old");
-        assert!(warning.starts_with("2 of 3 object(s)") && warning.contains("15 days"), "{warning}");
-        assert_eq!(too_old_warning(&kept, &sources[1..2]), None);
-    }
 }

@@ -292,44 +292,6 @@ pub struct EngineConfig {
     /// stale. `None`: [`MANAGED_MAX_COMMIT_AGE`] where the catalog's service removes
     /// unreferenced files (S3 Tables), no limit elsewhere.
     pub max_commit_age: Option<std::time::Duration>,
-    /// How long the ledger keeps a committed source's record (`FLOE_LEDGER_RETENTION_DAYS`, at
-    /// least [`MIN_LEDGER_RETENTION`]); `None`: for ever. With a retention the ledger forgets a
-    /// source `R` after its commit, so a source could land twice if it came back later; it
-    /// cannot: writers refuse sources created longer ago than `R` minus [`LEDGER_MARGIN`]
-    /// ([`EngineConfig::max_source_age`]), and the committer sends back to them any manifest
-    /// written longer ago than [`QUEUE_LIFE`] ([`EngineConfig::commit_age_limit`]).
-    pub ledger_retention: Option<std::time::Duration>,
-}
-
-const DAY: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
-
-/// The longest a message lives on an SQS queue (its maximum retention, which the Terraform
-/// module sets): a notification or a file manifest is at most this old when it is received.
-pub const QUEUE_LIFE: std::time::Duration = DAY.saturating_mul(14);
-
-/// How much younger than the ledger's retention a source must be when a writer reads it: a
-/// queue's life for its manifest to wait on the commit queue, and a day for clocks and the commit.
-pub const LEDGER_MARGIN: std::time::Duration = DAY.saturating_mul(15);
-
-/// The shortest ledger retention: a source notified by S3 (at most [`QUEUE_LIFE`] after it was
-/// created) is never too old for a writer.
-pub const MIN_LEDGER_RETENTION: std::time::Duration = DAY.saturating_mul(30);
-
-/// The ledger retention from `FLOE_LEDGER_RETENTION_DAYS` looked up by `var`: unset or empty is
-/// `None` (records kept for ever), anything but a whole number of days of at least 30 an error.
-pub fn ledger_retention(var: impl Fn(&str) -> Option<String>) -> Result<Option<std::time::Duration>> {
-    const NAME: &str = "FLOE_LEDGER_RETENTION_DAYS";
-    let Some(v) = var(NAME).map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) else {
-        return Ok(None);
-    };
-    let min = MIN_LEDGER_RETENTION.as_secs() / DAY.as_secs();
-    match v.parse::<u64>() {
-        Ok(days) if days >= min => Ok(Some(DAY.saturating_mul(days as u32))),
-        _ => Err(Error::Config(format!(
-            "{NAME} must be a whole number of days, at least {min} (a notification lives up to 14 days on the \
-             ingest queue and a file manifest up to 14 on the commit queue), got `{v}`"
-        ))),
-    }
 }
 
 /// The commit age limit where the catalog's service removes unreferenced files itself: S3
@@ -349,7 +311,6 @@ impl Default for EngineConfig {
             lock_wait: std::time::Duration::from_secs(120),
             commit_attempts: 10,
             max_commit_age: None,
-            ledger_retention: None,
         }
     }
 }
@@ -374,9 +335,8 @@ impl EngineConfig {
     /// `AWS_LAMBDA_FUNCTION_MEMORY_SIZE` (MiB) sizes the defaults ([`EngineConfig::for_memory`]);
     /// `FLOE_MAX_OBJECT_BYTES`, `FLOE_MAX_DECODED_BYTES`, `FLOE_MAX_BLOCK_BYTES` and
     /// `FLOE_MAX_VALUE_BYTES` override each limit; `FLOE_MAX_COMMIT_AGE_HOURS` sets the commit
-    /// age limit ([`EngineConfig::max_commit_age`]), `FLOE_LEDGER_RETENTION_DAYS` the ledger's
-    /// ([`ledger_retention`]). A value that is not a positive whole number is an error, never
-    /// silently replaced.
+    /// age limit ([`EngineConfig::max_commit_age`]). A value that is not a positive whole number
+    /// of bytes is an error, never silently replaced.
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let number = |k: &str| -> Result<Option<u64>> {
             match var(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
@@ -405,25 +365,7 @@ impl EngineConfig {
         if let Some(hours) = number("FLOE_MAX_COMMIT_AGE_HOURS")? {
             cfg.max_commit_age = Some(std::time::Duration::from_secs(hours.saturating_mul(3600)));
         }
-        cfg.ledger_retention = ledger_retention(&var)?;
         Ok(cfg)
-    }
-
-    /// Sources created longer ago than this are refused unread (`too-old`): the ledger may have
-    /// forgotten that they landed. `None` without a ledger retention.
-    pub fn max_source_age(&self) -> Option<std::time::Duration> {
-        self.ledger_retention.map(|r| r.saturating_sub(LEDGER_MARGIN))
-    }
-
-    /// The commit age limit: [`EngineConfig::max_commit_age`], at most [`QUEUE_LIFE`] with a
-    /// ledger retention (a manifest older than that may name sources the ledger has forgotten
-    /// by the time it commits: they go back to the writers, who judge their age again).
-    pub fn commit_age_limit(&self) -> Option<std::time::Duration> {
-        let by_ledger = self.ledger_retention.map(|_| QUEUE_LIFE);
-        match (self.max_commit_age, by_ledger) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
     }
 }
 
@@ -554,14 +496,12 @@ impl TableSection {
 
 #[cfg(test)]
 mod tests {
-    /// A lookup over these settings only.
-    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        move |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
-    }
 
     #[test]
     fn limits_follow_the_functions_memory_and_overrides() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        };
         let small = EngineConfig::from_lookup(env(&[("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "512")])).unwrap();
         assert_eq!(small.max_decoded_bytes, 128 << 20);
         assert_eq!(small.max_object_bytes, 64 << 20);
@@ -576,29 +516,6 @@ mod tests {
         let bad = EngineConfig::from_lookup(env(&[("FLOE_MAX_VALUE_BYTES", "16MB")])).unwrap_err().to_string();
         assert!(bad.contains("FLOE_MAX_VALUE_BYTES") && bad.contains("16MB"), "{bad}");
         assert!(EngineConfig::from_lookup(env(&[("FLOE_MAX_VALUE_BYTES", "0")])).is_err());
-    }
-
-    #[test]
-    fn a_ledger_retention_bounds_source_and_commit_ages() {
-        let days = |n: u64| std::time::Duration::from_secs(n * 86_400);
-        let none = EngineConfig::from_lookup(env(&[("FLOE_LEDGER_RETENTION_DAYS", "")])).unwrap();
-        assert_eq!((none.ledger_retention, none.max_source_age(), none.commit_age_limit()), (None, None, None));
-        let cfg = EngineConfig::from_lookup(env(&[("FLOE_LEDGER_RETENTION_DAYS", "45")])).unwrap();
-        assert_eq!(cfg.ledger_retention, Some(days(45)));
-        assert_eq!(cfg.max_source_age(), Some(days(30)), "45 days less the margin");
-        assert_eq!(cfg.commit_age_limit(), Some(days(14)), "a queue's life");
-        let both = EngineConfig::from_lookup(env(&[
-            ("FLOE_LEDGER_RETENTION_DAYS", "30"),
-            ("FLOE_MAX_COMMIT_AGE_HOURS", "48"),
-        ]))
-        .unwrap();
-        assert_eq!((both.max_source_age(), both.commit_age_limit()), (Some(days(15)), Some(days(2))));
-        let longer = EngineConfig { max_commit_age: Some(days(20)), ..cfg };
-        assert_eq!(longer.commit_age_limit(), Some(days(14)), "the ledger's bound wins over a longer limit");
-        for bad in ["29", "0", "-5", "30d", "1.5"] {
-            let e = EngineConfig::from_lookup(env(&[("FLOE_LEDGER_RETENTION_DAYS", bad)])).unwrap_err().to_string();
-            assert!(e.contains("FLOE_LEDGER_RETENTION_DAYS") && e.contains(bad) && e.contains("at least 30"), "{e}");
-        }
     }
     use super::*;
 

@@ -84,8 +84,7 @@ def findings(dep, tun):
         "system: writers, committer and compactor all fall behind.",
         "- **Read in the code, not in the figures.** The committer's reserved concurrency of 1 behind an SQS event "
         "source means throttled polls once it falls behind, and those count receives towards the dead-letter queue. "
-        "Ledger records are kept for ever unless `ledger_retention_days` is set. The writer logs a line per object "
-        "at info.",
+        "Ledger items have no TTL. The writer logs a line per object at info.",
     ]
 
 
@@ -157,8 +156,7 @@ def report(scs, args, measured):
             "above).", "", f"Storage, apart: a day of compacted Parquet is {s['avro'] * k('PARQUET_C_RATIO') / TB:,.1f} "
             f"TB (${s['avro'] * k('PARQUET_C_RATIO') / GB * k('S3_GB_MONTH'):,.0f} a month per day kept); the ledger "
             f"grows {files_day * k('LEDGER_ITEM_BYTES') / GB:,.1f} GB a day (${files_day * k('LEDGER_ITEM_BYTES') / GB * k('DDB_GB_MONTH'):,.2f} "
-            "a month per day kept, with PITR), for ever by default; `ledger_retention_days` = R (at least 30) keeps R "
-            "days of it.", "",
+            "a month per day kept, with PITR): its items have no TTL.", "",
             "![Lambda concurrency per role over the day](img/model-concurrency.png)", "",
             "![Committer busy fraction needed against the ingest rate](img/model-committer.png)", "",
             "![Cost per TB by component, with Firehose](img/model-cost.png)", "",

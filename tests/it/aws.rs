@@ -39,7 +39,6 @@ impl Env {
             catalog_table: format!("iceberg-{suffix}"),
             lock_table: format!("locks-{suffix}"),
             ledger_table: format!("ledger-{suffix}"),
-            ledger_retention: None,
             commit_queue_url: String::new(),
             claim_check_prefix: format!("s3://lake-{suffix}/_floe/claims"),
             warehouse: format!("s3://lake-{suffix}/warehouse"),
@@ -912,60 +911,4 @@ async fn a_failed_committed_mark_leaves_only_its_own_source_pending() {
     assert!(ledger.pending_snapshots(&table).await.expect("index").contains(&7), "k3 still names snapshot 7");
     ledger.record_committed(&table, &ids, 7).await.expect("the retry");
     assert!(ledger.pending_snapshots(&table).await.expect("index").is_empty(), "every mark counted down once");
-}
-
-/// With a retention, a committed ledger record carries `expires_at` (epoch seconds, its commit
-/// plus the retention), the attribute the table's time to live deletes by; a pending record
-/// never does, nor does a quarantine record.
-#[tokio::test]
-async fn committed_ledger_records_carry_their_expiry_and_pending_ones_none() {
-    use floe::adapters::aws::DynamoDbLedger;
-    use floe::ports::{Ledger, QuarantineRecord};
-
-    let env = Env::new(Catalog::DynamoDb).await;
-    let name = format!("ttl-{}", env.suffix);
-    let keep = Duration::from_secs(45 * 86_400);
-    let ledger = DynamoDbLedger::new(env.clients.dynamodb.clone(), &name).with_retention(Some(keep));
-    ledger.ensure_table().await.expect("ledger table");
-    let table = floe::TableIdent::new("ns", "t");
-    let ids: Vec<String> = (1..=3).map(|i| format!("s3://b/k{i}#e")).collect();
-    ledger.record_pending(&table, &ids, 7).await.expect("pending");
-    ledger
-        .quarantine(QuarantineRecord {
-            source_id: "s3://b/bad#e".into(),
-            uri: "s3://b/bad".into(),
-            table: None,
-            rejection: floe::Rejection::new("corrupt", "test"),
-            at_ms: 0,
-        })
-        .await
-        .expect("quarantine");
-    let expiry = async |pk: &str| {
-        let item = env
-            .clients
-            .dynamodb
-            .get_item()
-            .table_name(&name)
-            .key("pk", aws_sdk_dynamodb::types::AttributeValue::S(pk.into()))
-            .consistent_read(true)
-            .send()
-            .await
-            .expect("get")
-            .item
-            .expect("the item exists");
-        item.get(floe::adapters::aws::LEDGER_EXPIRES_AT).map(|v| v.as_n().unwrap().parse::<i64>().unwrap())
-    };
-    assert_eq!(expiry(&format!("ns.t|{}", ids[0])).await, None, "a pending record never expires");
-    ledger.record_committed(&table, &ids[..2], 7).await.expect("committed");
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
-    for id in &ids[..2] {
-        let at = expiry(&format!("ns.t|{id}")).await.expect("a committed record expires");
-        assert!((at - (now + keep.as_secs() as i64)).abs() < 120, "{id}: expires at {at}, now {now}");
-    }
-    assert_eq!(expiry(&format!("ns.t|{}", ids[2])).await, None, "still pending");
-    assert_eq!(expiry("quarantine|s3://b/bad#e").await, None, "quarantine records are kept");
-    // Without a retention, nothing expires.
-    let forever = DynamoDbLedger::new(env.clients.dynamodb.clone(), &name);
-    forever.record_committed(&table, &ids[2..], 7).await.expect("committed");
-    assert_eq!(expiry(&format!("ns.t|{}", ids[2])).await, None);
 }

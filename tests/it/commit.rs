@@ -431,43 +431,6 @@ async fn one_tables_lock_contention_never_holds_up_another_table() {
     assert_eq!(contents(&h.ports, &"routed.two".parse().unwrap()).await.rows(), 50);
 }
 
-/// With a ledger retention, a manifest that waited on the commit queue longer than a queue's
-/// life goes back to the writers even without a commit age limit: its sources' records may be
-/// gone by now (the writers judge each source's age again). One just younger commits.
-#[tokio::test]
-async fn a_ledger_retention_sends_back_manifests_older_than_a_queues_life() {
-    let h = Harness::new();
-    let inputs = h.events("in", 2, 100, 27, 0.0).await;
-    let t = writer_table(&h, &h.ports, &inputs).await;
-    for i in &inputs {
-        write(&h.engine, &h.ports, &t, vec![i.clone()]).await.unwrap();
-    }
-    let mut msgs = drain(&h.ports).await;
-    msgs.sort_by_key(|m| floe::message::FileManifest::from_json(&m.body).unwrap().sources[0].uri.clone());
-    let day = 86_400_000;
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
-    for (m, ago) in msgs.iter_mut().zip([14 * day + 60_000, 14 * day - 60_000]) {
-        let mut manifest = floe::message::FileManifest::from_json(&m.body).unwrap();
-        manifest.written_ms = Some(now - ago);
-        m.body = manifest.to_json().unwrap();
-    }
-    let engine = floe::config::EngineConfig {
-        ledger_retention: Some(Duration::from_secs(30 * 86_400)),
-        max_commit_age: None,
-        ..h.engine.clone()
-    };
-    let out = Committer::new(engine, h.ports.clone()).commit(&msgs).await;
-    let result = |id: &str| out.results.iter().find(|(m, _)| m == id).map(|(_, r)| r.clone()).unwrap();
-    match result(&msgs[0].id) {
-        MessageResult::Overlap { requeue } => {
-            assert_eq!(requeue.iter().map(|s| s.uri.clone()).collect::<Vec<_>>(), vec![inputs[0].uri.clone()])
-        }
-        other => panic!("a manifest older than a queue's life goes back to the writers: {other:?}"),
-    }
-    assert!(matches!(result(&msgs[1].id), MessageResult::Committed { .. }), "{:?}", out.results);
-    assert_eq!(contents(&h.ports, &table()).await.event_ids().len(), 100, "only the younger manifest's rows");
-}
-
 /// Files older than the commit age limit are never committed (S3 Tables may have removed
 /// them): an append's sources go back to the writers (a manifest of unknown age counts as old),
 /// unless an earlier attempt is unsettled; a fresh one commits.

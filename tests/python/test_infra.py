@@ -382,49 +382,6 @@ def rest_catalog_plans(planner, rest, committer, reader):
         assert run.returncode != 0 and message in text, f"{args}: {text[-1500:]}"
 
 
-def test_a_ledger_retention_expires_committed_records_and_bounds_what_writers_read(moto, tmp_path):
-    """ledger_retention_days: the ledger table gets a time to live on expires_at (applied to
-    moto, and read back there), every function gets FLOE_LEDGER_RETENTION_DAYS; without it,
-    neither; a retention too short for a message's life on the queues fails the plan."""
-    import boto3
-
-    planner = Planner(moto, tmp_path)
-    try:
-        plain = planner.plan()
-        for c in plain["resource_changes"]:
-            after = c["change"]["after"] or {}
-            if c["address"].endswith("aws_dynamodb_table.ledger"):
-                assert not after.get("ttl"), after.get("ttl")
-            if ".aws_lambda_function.function[" in c["address"]:
-                assert "FLOE_LEDGER_RETENTION_DAYS" not in after["environment"][0]["variables"]
-        keep = ["-var", "ledger_retention_days=45"]
-        plan = planner.plan(*keep)
-        fns = 0
-        for c in plan["resource_changes"]:
-            after = c["change"]["after"] or {}
-            if c["address"].endswith("aws_dynamodb_table.ledger"):
-                assert after["ttl"] == [{"attribute_name": "expires_at", "enabled": True}], after["ttl"]
-            if ".aws_lambda_function.function[" in c["address"]:
-                assert after["environment"][0]["variables"]["FLOE_LEDGER_RETENTION_DAYS"] == "45"
-                fns += 1
-        assert fns == 3
-        terraform("apply", "-auto-approve", "-input=false", "-no-color", f"-state={planner.state}",
-                  "-target=module.floe.aws_dynamodb_table.ledger", *planner.vars, *keep,
-                  env=planner.env, data_dir=planner.data)
-        name = next(v for a, v in resources(planner.plan(*keep)).items()
-                    if a.endswith("aws_dynamodb_table.ledger"))["name"]
-        ddb = boto3.client("dynamodb", endpoint_url=moto, region_name="us-east-1",
-                           aws_access_key_id="test", aws_secret_access_key="test")
-        ttl = ddb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
-        assert ttl["TimeToLiveStatus"] == "ENABLED" and ttl["AttributeName"] == "expires_at", ttl
-        for bad in ("29", "40.5"):
-            run = planner.plan("-var", f"ledger_retention_days={bad}", check=False)
-            text = " ".join((run.stdout + run.stderr).replace("│", " ").split())
-            assert run.returncode != 0 and "at least 30" in text, f"{bad}: {text[-1500:]}"
-    finally:
-        planner.destroy()
-
-
 def test_the_at_scale_settings_plan_what_the_scale_model_prices(moto, tmp_path):
     """infra/examples/quickstart/at-scale.tfvars (what docs/PERFORMANCE.md's model reads as its
     tuned column) validates and deploys those settings; without it the quickstart passes null
@@ -441,8 +398,6 @@ def test_the_at_scale_settings_plan_what_the_scale_model_prices(moto, tmp_path):
                     out[role + " env"] = after["environment"][0]["variables"]
                 elif ".aws_lambda_event_source_mapping." in a:
                     out["esm " + a.split(".")[-1]] = after
-                elif a.endswith("aws_dynamodb_table.ledger"):
-                    out["ttl"] = after.get("ttl")
             return out
 
         plain = settings(planner.plan())
@@ -452,8 +407,6 @@ def test_the_at_scale_settings_plan_what_the_scale_model_prices(moto, tmp_path):
         assert scale["committer"] == 1769
         assert scale["compactor env"]["FLOE_COMPACT_MAX_TASKS"] == "3"
         assert scale["compactor env"]["FLOE_COMPACT_MAX_INVOCATIONS"] == "200"
-        assert scale["writer env"]["FLOE_LEDGER_RETENTION_DAYS"] == "30"
-        assert scale["ttl"] == [{"attribute_name": "expires_at", "enabled": True}]
         esm = scale["esm writer"]
         assert (esm["batch_size"], esm["maximum_batching_window_in_seconds"]) == (1000, 5)
         assert scale["esm compactor[0]"]["scaling_config"] == [{"maximum_concurrency": 199}]

@@ -20,5 +20,3 @@ committer_memory_mb = 1769
 # Shares of 3 tasks end within the 5-minute tick; 200 invocations run every share of a tick.
 compactor_max_tasks       = 3
 compactor_max_invocations = 200
-# The ledger keeps 30 days of committed records, not every record for ever.
-ledger_retention_days = 30

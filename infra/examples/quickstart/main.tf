@@ -72,7 +72,6 @@ module "floe" {
   compact_tables         = var.compact_tables
   force_destroy          = var.force_destroy
   deletion_protection    = var.deletion_protection
-  ledger_retention_days  = var.ledger_retention_days
   # null passes the module's default (its throughput variables are not nullable).
   writer_batch_size              = var.writer_batch_size
   writer_batching_window_seconds = var.writer_batching_window_seconds

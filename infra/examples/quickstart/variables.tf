@@ -156,12 +156,6 @@ variable "rest_signing_name" {
   default     = "glue"
 }
 
-variable "ledger_retention_days" {
-  description = "Days the ledger keeps a committed source's record (null: for ever); see the module's variable."
-  type        = number
-  default     = null
-}
-
 # Throughput settings, null for the module's defaults; at-scale.tfvars sets them for the target
 # workload docs/PERFORMANCE.md models (40,000 files a minute).
 

@@ -225,11 +225,6 @@ pub async fn write(
             out.skipped.push(obj);
             continue;
         }
-        if let Some(rejection) = too_old(cfg, &obj) {
-            quarantine(ports, Some(&table.ident), &obj, &rejection).await?;
-            out.quarantined.push((obj, rejection));
-            continue;
-        }
         let read_started = Instant::now();
         let read = fetch_and_read(cfg, ports, &view, &obj, &mut out).await?;
         ports.metrics.count("source_objects", 1);
@@ -369,35 +364,6 @@ async fn fetch_and_read(
         .await
         .map_err(|e| Error::Config(format!("decoder task failed: {e}")))?;
     Ok(Fetched::Read(read))
-}
-
-/// The rejection kind of a source older than the ledger's retention lets a writer trust.
-pub const TOO_OLD: &str = "too-old";
-
-/// Why `obj` must not be read, if the ledger may have forgotten it: it was created longer ago
-/// than [`EngineConfig::max_source_age`], or when is unknown. Judged before the read, so that an
-/// old object costs no GET.
-fn too_old(cfg: &EngineConfig, obj: &ObjectMeta) -> Option<Rejection> {
-    let limit = cfg.max_source_age()?;
-    let days = limit.as_secs() / 86_400;
-    let why = match obj.modified_ms {
-        None => format!(
-            "its creation time is unknown (a notification without eventTime), and with a ledger retention \
-             (FLOE_LEDGER_RETENTION_DAYS) only sources created in the last {days} days are read"
-        ),
-        Some(at) => {
-            let age_ms = chrono::Utc::now().timestamp_millis() - at;
-            if age_ms <= limit.as_millis() as i64 {
-                return None;
-            }
-            format!(
-                "created {:.1} days ago: the ledger keeps records for FLOE_LEDGER_RETENTION_DAYS, so only sources \
-                 created in the last {days} days are read (an older one may have landed and been forgotten)",
-                age_ms as f64 / 86_400_000.0
-            )
-        }
-    };
-    Some(Rejection::new(TOO_OLD, why))
 }
 
 /// The rejection kind of a source version that was gone before it could be read.

@@ -11,11 +11,6 @@
 //! whose count reaches zero leaves the set. So the set always covers every pending record,
 //! whichever message heals which source, and ids of attempts that never landed leave it once
 //! their sources are committed by another.
-//!
-//! With a retention, a committed record carries `expires_at` (epoch seconds: its commit plus the
-//! retention), the attribute the table's DynamoDB time to live deletes by; pending records,
-//! quarantine records and the index never expire. Why forgetting is safe is
-//! [`EngineConfig::ledger_retention`](crate::config::EngineConfig::ledger_retention)'s to say.
 
 use std::collections::HashMap;
 
@@ -32,11 +27,7 @@ use crate::{PortError, Rejection, TableIdent};
 pub struct DynamoDbLedger {
     client: aws_sdk_dynamodb::Client,
     table: String,
-    retention: Option<std::time::Duration>,
 }
-
-/// The attribute DynamoDB's time to live reads on the ledger table.
-pub const EXPIRES_AT: &str = "expires_at";
 
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
@@ -54,13 +45,7 @@ const MARKS_IN_FLIGHT: usize = 32;
 impl DynamoDbLedger {
     /// The ledger in DynamoDB table `table`.
     pub fn new(client: aws_sdk_dynamodb::Client, table: &str) -> Self {
-        DynamoDbLedger { client, table: table.to_string(), retention: None }
-    }
-
-    /// Committed records expire `retention` after their commit (`None`: never).
-    pub fn with_retention(mut self, retention: Option<std::time::Duration>) -> Self {
-        self.retention = retention;
-        self
+        DynamoDbLedger { client, table: table.to_string() }
     }
 
     /// Creates the ledger table if missing.
@@ -151,11 +136,6 @@ impl DynamoDbLedger {
             update
                 .update_expression("SET #s = :s, snapshot_id = :snap ADD pending_ids :marks")
                 .expression_attribute_values(":marks", AttributeValue::Ns(vec![snapshot_id.to_string()]))
-        } else if let Some(keep) = self.retention {
-            let at = chrono::Utc::now().timestamp().saturating_add(keep.as_secs() as i64);
-            update
-                .update_expression(format!("SET #s = :s, snapshot_id = :snap, {EXPIRES_AT} = :exp"))
-                .expression_attribute_values(":exp", AttributeValue::N(at.to_string()))
         } else {
             update.update_expression("SET #s = :s, snapshot_id = :snap")
         };

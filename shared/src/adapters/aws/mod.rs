@@ -18,7 +18,7 @@ mod sqs_queue;
 
 use std::sync::Arc;
 
-pub use dynamodb_ledger::{DynamoDbLedger, EXPIRES_AT as LEDGER_EXPIRES_AT};
+pub use dynamodb_ledger::DynamoDbLedger;
 pub use dynamodb_lock::DynamoDbLock;
 pub use dynamodb_table_pointer::DynamoDbTablePointer;
 pub use glue_table_pointer::GlueTablePointer;
@@ -98,10 +98,6 @@ pub struct AwsSettings {
     pub lock_table: String,
     /// DynamoDB table of the ledger and quarantine.
     pub ledger_table: String,
-    /// How long the ledger keeps a committed source's record (`FLOE_LEDGER_RETENTION_DAYS`;
-    /// `None`: for ever), through DynamoDB's time to live; see
-    /// [`EngineConfig::ledger_retention`](crate::config::EngineConfig::ledger_retention).
-    pub ledger_retention: Option<std::time::Duration>,
     /// SQS URL of the commit queue.
     pub commit_queue_url: String,
     /// `FLOE_WAREHOUSE`: `s3://bucket/prefix` under which table locations live.
@@ -128,8 +124,8 @@ pub const DEFAULT_LEDGER_TABLE: &str = "floe_ledger";
 
 impl AwsSettings {
     /// Reads `AWS_ENDPOINT_URL`, `FLOE_CATALOG`, `FLOE_GLUE_CATALOG_ID`, `FLOE_GLUE_SKIP_ARCHIVE`,
-    /// `FLOE_CATALOG_TABLE`, `FLOE_LOCK_TABLE`, `FLOE_LEDGER_TABLE`, `FLOE_LEDGER_RETENTION_DAYS`,
-    /// `FLOE_COMMIT_QUEUE_URL`, `FLOE_INGEST_QUEUE_URL`, `FLOE_CREATE_DYNAMODB_TABLES` and `FLOE_WAREHOUSE`
+    /// `FLOE_CATALOG_TABLE`, `FLOE_LOCK_TABLE`, `FLOE_LEDGER_TABLE`, `FLOE_COMMIT_QUEUE_URL`,
+    /// `FLOE_INGEST_QUEUE_URL`, `FLOE_CREATE_DYNAMODB_TABLES` and `FLOE_WAREHOUSE`
     /// (claim checks go under `<FLOE_WAREHOUSE>/_floe/claims`). Only binaries and tests call this.
     pub fn from_env() -> Result<Self> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
@@ -142,7 +138,6 @@ impl AwsSettings {
             catalog_table: var("FLOE_CATALOG_TABLE").unwrap_or_else(|| DEFAULT_CATALOG_TABLE.into()),
             lock_table: var("FLOE_LOCK_TABLE").unwrap_or_else(|| DEFAULT_LOCK_TABLE.into()),
             ledger_table: var("FLOE_LEDGER_TABLE").unwrap_or_else(|| DEFAULT_LEDGER_TABLE.into()),
-            ledger_retention: crate::config::ledger_retention(var)?,
             commit_queue_url: var("FLOE_COMMIT_QUEUE_URL").unwrap_or_default(),
             claim_check_prefix: format!("{}/_floe/claims", warehouse.trim_end_matches('/')),
             warehouse: warehouse.trim_end_matches('/').to_string(),
@@ -260,8 +255,7 @@ pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<P
         Catalog::Rest(rest) => Arc::new(crate::adapters::rest::RestCatalog::new(rest)?),
     };
     let lock = DynamoDbLock::new(clients.dynamodb.clone(), &settings.lock_table);
-    let ledger =
-        DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table).with_retention(settings.ledger_retention);
+    let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table);
     if settings.create_dynamodb_tables {
         lock.ensure_table().await?;
         ledger.ensure_table().await?;

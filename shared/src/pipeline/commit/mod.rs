@@ -510,14 +510,9 @@ impl Committer {
         Ok(due)
     }
 
-    /// Files written longer ago than this are not committed ([`EngineConfig::commit_age_limit`],
-    /// or [`crate::config::MANAGED_MAX_COMMIT_AGE`] where the catalog's service removes files).
+    /// Files written longer ago than this are not committed ([`EngineConfig::max_commit_age`]).
     fn max_commit_age(&self) -> Option<Duration> {
-        let managed = (!self.may_delete()).then_some(crate::config::MANAGED_MAX_COMMIT_AGE);
-        match (self.cfg.commit_age_limit(), managed) {
-            (Some(limit), Some(m)) if self.cfg.max_commit_age.is_none() => Some(limit.min(m)),
-            (limit, m) => limit.or(m),
-        }
+        self.cfg.max_commit_age.or_else(|| (!self.may_delete()).then_some(crate::config::MANAGED_MAX_COMMIT_AGE))
     }
 
     /// Whether written files are past the commit age limit (files of unknown age are, where
