@@ -371,3 +371,62 @@ async fn a_manifest_left_with_only_deleted_entries_is_dropped_by_the_next_snapsh
     let left: Vec<&String> = dead.iter().filter(|p| on_disk.contains(*p)).collect();
     assert!(left.is_empty(), "dropped manifests deleted once unreachable: {left:?}");
 }
+
+/// A compaction's rewrite request that waits while the snapshot it was planned from expires is
+/// rejected as stale: the table's history no longer shows what changed since its plan. Its
+/// output files are not deleted by the committer (with the plan gone, it cannot tell that no
+/// kept snapshot holds them); no key is lost or doubled, and the orphan sweep removes them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewrite_planned_from_a_snapshot_that_expired_meanwhile_is_stale_and_loses_nothing() {
+    use floe::table::sweep::sweep_orphans;
+    let h = Harness::new();
+    let cfg = maintained("ev.expired_plan", 3);
+    let opts = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
+    let mut all = vec![];
+    for round in 0..4u64 {
+        let objects = h.events(&format!("r{round}"), 1, 60, 600 + round, 0.0).await;
+        all.extend(source_event_ids(&objects));
+        ingest(&h.engine, &h.ports, &cfg, &h.warehouse, objects, &opts).await.unwrap();
+    }
+    let planned = contents_snapshot(&h, &cfg).await;
+    let full = CompactOptions { full: true, parallelism: 2, ..Default::default() };
+    let report = compact(&h.engine, &h.ports, &cfg.table, &full).await.unwrap();
+    assert!(report.tasks > 0);
+    // The requests wait on the commit queue (held invisible) while appends expire their plan.
+    let held = h.ports.commit_queue.receive(100, Duration::from_secs(600)).await.unwrap();
+    assert_eq!(held.len(), report.tasks);
+    for round in 0..(4 + floe::table::maintain::EXPIRE_BATCH as u64) {
+        let objects = h.events(&format!("n{round}"), 1, 20, 650 + round, 0.0).await;
+        all.extend(source_event_ids(&objects));
+        ingest(&h.engine, &h.ports, &cfg, &h.warehouse, objects, &opts).await.unwrap();
+    }
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    assert!(state.metadata.snapshot_by_id(planned).is_none(), "the planned snapshot expired");
+    let added: Vec<String> = held
+        .iter()
+        .flat_map(|m| match floe::message::CommitRequest::from_json(&m.body).unwrap() {
+            floe::message::CommitRequest::Rewrite(r) => r.added.iter().map(|f| f.path.clone()).collect::<Vec<_>>(),
+            other => panic!("a rewrite request: {other:?}"),
+        })
+        .collect();
+    let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&held).await;
+    for (_, r) in &out.results {
+        match r {
+            MessageResult::Stale { reason } => assert!(reason.contains("no longer in its history"), "{reason}"),
+            other => panic!("a rewrite whose plan expired is stale: {other:?}"),
+        }
+    }
+    assert_eq!(counts(&contents(&h.ports, &cfg.table).await.event_ids()), counts(&all), "every key, once");
+    for f in &added {
+        h.ports.store.head(f).await.expect("left for the orphan sweep, not deleted by the committer");
+    }
+    let (data, _) = reachable(&h.ports, &cfg).await;
+    assert!(added.iter().all(|f| !data.contains(f)), "no kept snapshot names them");
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let swept = sweep_orphans(h.ports.store.as_ref(), &state, now + 1000, false).await.unwrap();
+    for f in &added {
+        assert!(swept.orphans.contains(f), "{f} swept: {:?}", swept.orphans);
+    }
+    assert_eq!(counts(&contents(&h.ports, &cfg.table).await.event_ids()), counts(&all), "the sweep kept every key");
+}
