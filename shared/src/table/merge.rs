@@ -23,7 +23,7 @@ use std::ops::Range;
 use iceberg::spec::{ManifestContentType, ManifestEntry, ManifestFile, ManifestStatus, TableMetadata};
 
 use super::manifests::Manifests;
-use super::snapshot::{PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, Slot};
+use super::snapshot::{PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, Slot, lists_live_files};
 use crate::Result;
 
 /// Bytes per entry assumed for a manifest not written yet, when the list gives no measure.
@@ -99,7 +99,9 @@ impl MergePolicy {
         if !self.enabled {
             return HashSet::new();
         }
-        let slots: Vec<(i32, bool, i64)> = list.iter().map(weight_of).collect();
+        // The next snapshot drops the manifests without a live file before it packs its bins.
+        let list: Vec<&ManifestFile> = list.iter().filter(|m| lists_live_files(m)).collect();
+        let slots: Vec<(i32, bool, i64)> = list.iter().map(|m| weight_of(m)).collect();
         let Some(first) = self.bins(&slots).into_iter().find(|b| b.members.contains(&0)) else { return HashSet::new() };
         // A manifest that fills a bin alone is merged with nothing: not kept for a merge.
         if first.members.len() == 1 && slots[first.members[0]].2 >= self.target_bytes {
@@ -259,6 +261,11 @@ mod tests {
         assert_eq!(kept, HashSet::from(["a".to_string(), "b".to_string()]));
         assert!(p.next_inputs(&[mf("big", 80), mf("c", 9)]).is_empty(), "a big new manifest is not kept");
         assert!(MergePolicy { enabled: false, ..policy(100, 10) }.next_inputs(&[mf("a", 3)]).is_empty());
+        // A manifest a rewrite emptied is dropped by the next snapshot, not merged: the bin
+        // forms without it.
+        let emptied = ManifestFile { added_files_count: Some(0), deleted_files_count: Some(4), ..mf("gone", 6) };
+        let kept = p.next_inputs(&[mf("a", 3), emptied, mf("b", 3), mf("c", 9)]);
+        assert_eq!(kept, HashSet::from(["a".to_string(), "b".to_string()]));
     }
 
     #[test]

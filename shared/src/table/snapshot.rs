@@ -278,12 +278,16 @@ impl Slot {
     /// way). A count the list leaves out counts as live.
     fn has_live_files(&self) -> bool {
         match self {
-            Slot::Kept(mf) => {
-                mf.added_files_count.is_none_or(|n| n > 0) || mf.existing_files_count.is_none_or(|n| n > 0)
-            }
+            Slot::Kept(mf) => lists_live_files(mf),
             Slot::New { .. } => true,
         }
     }
+}
+
+/// Whether a manifest's list entry counts a live (added or existing) file; a count the list
+/// leaves out counts as live. The next snapshot drops a manifest of the list without one.
+pub(super) fn lists_live_files(mf: &ManifestFile) -> bool {
+    mf.added_files_count.is_none_or(|n| n > 0) || mf.existing_files_count.is_none_or(|n| n > 0)
 }
 
 /// The parent's manifests with `removed` taken out: a manifest holding a removed file is
