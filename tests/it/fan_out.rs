@@ -298,3 +298,99 @@ async fn shares_planned_before_a_rollback_plan_again_from_the_rolled_back_table(
     }
     assert_eq!(counts(&contents(&h.ports, &cfg.table).await.event_ids()), counts(&kept), "drained: the same rows");
 }
+
+const TWIN_SCHEMA: &str = r#"{"type":"record","name":"E","fields":[
+    {"name":"event_id","type":"string"},{"name":"tenant","type":["null","string"]},{"name":"v","type":"long"}]}"#;
+
+/// An Avro file of rows `{tag}{n}` for `n` in `ids`, all of one tenant (`None`: null).
+fn twin_avro(tenant: Option<&str>, tag: &str, ids: std::ops::Range<u32>) -> Vec<u8> {
+    use apache_avro::types::Value;
+    let schema = apache_avro::Schema::parse_str(TWIN_SCHEMA).unwrap();
+    let mut w = apache_avro::Writer::new(&schema, vec![]);
+    for n in ids {
+        let mut r = apache_avro::types::Record::new(&schema).unwrap();
+        r.put("event_id", format!("{tag}{n}"));
+        let t = match tenant {
+            Some(t) => Value::Union(1, Box::new(Value::String(t.into()))),
+            None => Value::Union(0, Box::new(Value::Null)),
+        };
+        r.put("tenant", t);
+        r.put("v", i64::from(n));
+        w.append(r).unwrap();
+    }
+    w.into_inner().unwrap()
+}
+
+/// Partition paths are not injective: a null tenant and the string "null" both read
+/// `tenant=null`. Shares of one task each name that one path for two partitions; each run plans
+/// every partition with the path, and each is compacted into files of its own: no row moves to
+/// the other partition, and none is lost or doubled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twin_partitions_of_one_path_are_compacted_apart_over_shares() {
+    let h = Harness::new();
+    let cfg = TableConfig::new("kv.twins".parse().unwrap())
+        .with_partition_by("identity(tenant)")
+        .unwrap()
+        .with_dedup_key("event_id")
+        .unwrap();
+    let mut objects = vec![];
+    let mut want: BTreeSet<(String, Option<String>)> = BTreeSet::new();
+    for i in 0..3u32 {
+        for (tenant, tag) in [(None, "n"), (Some("null"), "s"), (Some("t1"), "t")] {
+            let ids = i * 10..i * 10 + 5;
+            want.extend(ids.clone().map(|n| (format!("{tag}{n}"), tenant.map(str::to_string))));
+            let bytes = twin_avro(tenant, tag, ids);
+            objects.push(h.put_file("in", &format!("{tag}-{i}.avro"), &bytes).await);
+        }
+    }
+    let batches = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
+    let r = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, objects, &batches).await.expect("ingest");
+    assert!(r.quarantined.is_empty(), "{:?}", r.quarantined);
+    let vars = [
+        ("FLOE_COMPACT_TABLES", "kv.twins"),
+        ("FLOE_COMPACT_MIN_FILES", "2"),
+        ("FLOE_COMPACT_MAX_TASKS", "1"),
+        ("FLOE_COMPACT_SHARE_QUEUE_URL", "local:shares"),
+        ("FLOE_COMPACT_MAX_INVOCATIONS", "10"),
+    ];
+    let env = CompactorEnv::from_lookup(|k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())).unwrap();
+    let plan = plan_table(&h.ports, &cfg.table, &env.options).await.expect("plan");
+    let paths: Vec<Vec<String>> = plan.shares(1).into_iter().map(|s| s.partitions).collect();
+    assert_eq!(paths.len(), 3, "{paths:?}");
+    assert_eq!(paths.iter().filter(|p| p.as_slice() == ["tenant=null"]).count(), 2, "twins: {paths:?}");
+
+    let shares = SqliteQueue::open(&h.dir.path().join("shares.db"), "shares").expect("queue");
+    let mut drained = false;
+    for _ in 0..10 {
+        let run = tick(&env, &h, &shares).await;
+        run_shares(&env, &h, &shares).await;
+        commit_all(&h).await;
+        if run.planned == 0 {
+            drained = true;
+            break;
+        }
+    }
+    assert!(drained, "ten ticks did not compact the table");
+    let c = contents(&h.ports, &cfg.table).await;
+    assert_eq!(c.files.len(), 3, "one file per partition");
+    let mut got: Vec<(String, Option<String>)> = vec![];
+    for (path, partition, b) in &c.files {
+        let ids = b.column_by_name("event_id").unwrap();
+        let ids = ids.as_any().downcast_ref::<arrow_array::StringArray>().unwrap();
+        let tenants = b.column_by_name("tenant").unwrap();
+        let tenants = tenants.as_any().downcast_ref::<arrow_array::StringArray>().unwrap();
+        let rows: Vec<(String, Option<String>)> = (0..b.num_rows())
+            .map(|i| {
+                (ids.value(i).to_string(), arrow_array::Array::is_valid(tenants, i).then(|| tenants.value(i).into()))
+            })
+            .collect();
+        let tenant = &rows[0].1;
+        assert!(rows.iter().all(|(_, t)| t == tenant), "{path}: one tenant per file");
+        let value = partition.fields().first().cloned().flatten();
+        let expected = tenant.as_ref().map(|t| iceberg::spec::Literal::string(t.clone()));
+        assert_eq!(value, expected, "{path}: the partition value is its rows' tenant");
+        got.extend(rows);
+    }
+    assert_eq!(got.len(), want.len(), "every key once");
+    assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), want, "each row in its own partition, unchanged");
+}
