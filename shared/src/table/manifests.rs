@@ -122,14 +122,7 @@ impl Manifests {
             self.read_where(store, reads, needed, |mf, entries| keep(&mf.manifest_path) || holds(entries, &hashes))
                 .await?;
         }
-        for (path, content) in self.contents.iter_mut() {
-            if keep(path) || content.may_hold(&hashes) {
-                continue;
-            }
-            if let Content::Parsed(entries) = content {
-                *content = Content::Digest(Arc::new(digest(entries)));
-            }
-        }
+        self.demote(|path, content| keep(path) || content.may_hold(&hashes));
         Ok(())
     }
 
@@ -148,9 +141,15 @@ impl Manifests {
 
     /// Keeps parsed only the manifests `keep` names; of the others, their digests.
     pub fn retain_parsed(&mut self, keep: impl Fn(&str) -> bool) {
+        self.demote(|path, _| keep(path));
+    }
+
+    /// Replaces each parsed manifest that `keep` (given its path and entries) does not keep by
+    /// its digest.
+    fn demote(&mut self, keep: impl Fn(&str, &Content) -> bool) {
         for (path, content) in self.contents.iter_mut() {
-            if let Content::Parsed(entries) = content
-                && !keep(path)
+            if let Content::Parsed(entries) = &*content
+                && !keep(path, content)
             {
                 *content = Content::Digest(Arc::new(digest(entries)));
             }
