@@ -421,7 +421,7 @@ variable "compactor_max_tasks" {
 }
 
 variable "compactor_max_invocations" {
-  description = "Compactor invocations a tick's plan may use at most (FLOE_COMPACT_MAX_INVOCATIONS): the tick runs the most urgent share of at most compactor_max_tasks tasks itself and sends up to this many minus one to the share queue, whose event source runs them side by side. Partitions beyond wait for the next tick, most urgent first. docs/PERFORMANCE.md models how many a workload needs."
+  description = "Compactor invocations a tick's plan may use at most (FLOE_COMPACT_MAX_INVOCATIONS): the tick plans every table of compact_tables, runs one share of at most compactor_max_tasks tasks itself and sends up to this many minus one to the share queue (across all the tables, each table's next share in turn), whose event source runs them side by side. Partitions beyond wait for the next tick, most urgent first. docs/PERFORMANCE.md models how many a workload needs."
   type        = number
   default     = 10
   nullable    = false

@@ -394,3 +394,38 @@ async fn twin_partitions_of_one_path_are_compacted_apart_over_shares() {
     assert_eq!(got.len(), want.len(), "every key once");
     assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), want, "each row in its own partition, unchanged");
 }
+
+/// `FLOE_COMPACT_MAX_INVOCATIONS` bounds a tick across its tables: every table is planned and
+/// the shares it serves go out, each table's next share in turn, before the tick runs its own;
+/// so a second table is neither starved by the first's debt nor delayed by its run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ticks_invocations_are_shared_by_its_tables_in_turn() {
+    let h = Harness::new();
+    let batches = IngestOptions { writers: 2, batch_objects: 1, ..Default::default() };
+    let (a, b) = (events_table("ev.first"), events_table("ev.second"));
+    let (in_a, in_b) = (h.events("a", 5, 200, 31, 0.0).await, h.events("b", 5, 200, 32, 0.0).await);
+    ingest(&h.engine, &h.ports, &a, &h.warehouse, in_a.clone(), &batches).await.expect("ingest");
+    ingest(&h.engine, &h.ports, &b, &h.warehouse, in_b.clone(), &batches).await.expect("ingest");
+    let env = compactor_env("ev.first, ev.second", "3");
+    for t in [&a, &b] {
+        let plan = plan_table(&h.ports, &t.table, &env.options).await.expect("plan");
+        assert!(plan.shares(2).len() >= 2, "{}: more shares than its turn", t.table);
+    }
+    let shares = SqliteQueue::open(&h.dir.path().join("shares.db"), "shares").expect("queue");
+    let tick = serde_json::json!({"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}});
+    let runs = handle_compactor(&env, &h.ports, Some(&shares as &dyn Queue), tick).await.expect("tick");
+    let got: Vec<(String, bool, usize)> = runs.iter().map(|r| (r.table.clone(), r.tasks > 0, r.shares_sent)).collect();
+    assert_eq!(
+        got,
+        [("ev.first".to_string(), true, 1), ("ev.second".to_string(), false, 1)],
+        "three invocations: the first table's first share here, the second's first and the first's second sent"
+    );
+    commit_all(&h).await;
+    let sent = run_shares(&env, &h, &shares).await;
+    assert_eq!(sent.iter().map(|s| s.table.as_str()).collect::<Vec<_>>(), ["ev.second", "ev.first"], "in turn");
+    commit_all(&h).await;
+    for (cfg, objects) in [(&a, &in_a), (&b, &in_b)] {
+        let ids = contents(&h.ports, &cfg.table).await.event_ids();
+        assert_eq!(counts(&ids), counts(&source_event_ids(objects)), "{}: every key once", cfg.table);
+    }
+}

@@ -4,10 +4,10 @@
 //!
 //! A tick plans each table and cuts the plan into shares of at most `FLOE_COMPACT_MAX_TASKS`
 //! tasks, most urgent partitions first (`pipeline::compact` share module: whole partitions, or a
-//! stretch of a hot partition's chain). It runs the first share itself, as many tasks at once as
-//! the function has cores. With a share queue (`FLOE_COMPACT_SHARE_QUEUE_URL`) it first sends
-//! the next shares, up to `FLOE_COMPACT_MAX_INVOCATIONS` shares in all, a message each
-//! ([`ShareRequest`]). The queue's event source mapping invokes this function on each; the
+//! stretch of a hot partition's chain). It runs one share itself, as many tasks at once as the
+//! function has cores. With a share queue (`FLOE_COMPACT_SHARE_QUEUE_URL`) it first plans every
+//! table and sends the other shares it serves, `FLOE_COMPACT_MAX_INVOCATIONS` in all across the
+//! tables, each table's next share in turn, a message each ([`ShareRequest`]). The queue's event source mapping invokes this function on each; the
 //! invocation plans those partitions afresh from the table, reading only the manifests that can
 //! hold them, and runs their tasks. What is left waits for the next tick.
 //!
@@ -27,7 +27,9 @@ use tracing::{error, info, warn};
 
 use crate::config::EngineConfig;
 use crate::message::MESSAGE_VERSION;
-use crate::pipeline::compact::{CompactOptions, CompactReport, Held, Scope, compact, plan_table, run_planned};
+use crate::pipeline::compact::{
+    CompactOptions, CompactPlan, CompactReport, Held, Scope, Share, compact, plan_table, run_planned,
+};
 use crate::ports::{Ports, Queue};
 use crate::table::load_table;
 use crate::table::sweep::sweep_orphans;
@@ -228,50 +230,60 @@ pub async fn handle_compactor(
     if let Some(n) = detail.max_tasks {
         options.max_tasks = n.max(1);
     }
-    let mut out = vec![];
-    let mut failed = vec![];
-    for table in tables {
-        match compact_one(env, ports, shares, &table, &options, detail.sweep_older_than_hours).await {
-            Ok(run) => out.push(run),
-            Err(e) => {
-                // The other tables still get their tick; the invocation fails at the end.
-                error!(%table, error = %e, "compaction failed");
-                failed.push(format!("{table}: {e}"));
+    let sweep = detail.sweep_older_than_hours;
+    let (out, failed) = match (&env.fan_out, shares) {
+        (Some(fan_out), Some(queue)) => fan_out_tick(env, ports, queue, fan_out, &tables, &options, sweep).await,
+        _ => {
+            let mut out = vec![];
+            let mut failed = vec![];
+            for table in tables {
+                match compact_one(env, ports, &table, &options, sweep).await {
+                    Ok(run) => out.push(run),
+                    Err(e) => failed.push(failure(&table, e)),
+                }
             }
+            (out, failed)
         }
-    }
+    };
     if !failed.is_empty() {
         return Err(Error::Config(format!("compaction failed for {}", failed.join("; "))));
     }
     Ok(out)
 }
 
-/// One table's tick. A table that does not exist yet (no data has arrived for it) is skipped:
-/// a schedule that starts before the first object is not an error.
+/// A table's failure, logged: the other tables still get their tick; the invocation fails at
+/// the end.
+fn failure(table: &TableIdent, e: Error) -> String {
+    error!(%table, error = %e, "compaction failed");
+    format!("{table}: {e}")
+}
+
+/// One table's tick without a share queue: its plan's first share, run here. A table that does
+/// not exist yet (no data has arrived for it) is skipped: a schedule that starts before the
+/// first object is not an error.
 async fn compact_one(
     env: &CompactorEnv,
     ports: &Ports,
-    shares: Option<&dyn Queue>,
     table: &TableIdent,
     options: &CompactOptions,
     sweep_older_than_hours: Option<u64>,
 ) -> Result<TableRun> {
     let Some(state) = load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await? else {
-        info!(%table, "table does not exist yet; nothing to compact");
-        return Ok(TableRun { table: table.to_string(), exists: false, ..TableRun::default() });
+        return Ok(absent(table));
     };
-    let (report, shares_sent) = match (&env.fan_out, shares) {
-        (Some(fan_out), Some(queue)) => fan_out_tick(env, ports, queue, fan_out, table, options).await?,
-        _ => (compact(&env.engine, ports, table, options).await?, 0),
-    };
-    let mut orphans_deleted = 0;
-    // S3 Tables removes unreferenced files itself, and its storage refuses listings.
-    if let Some(hours) = sweep_older_than_hours.filter(|_| !ports.pointer.manages_files()) {
-        let cutoff = chrono::Utc::now().timestamp_millis() - (hours as i64).saturating_mul(3_600_000);
-        orphans_deleted = sweep_orphans(ports.store.as_ref(), &state, cutoff, false).await?.orphans.len();
-    }
+    let report = compact(&env.engine, ports, table, options).await?;
+    let orphans_deleted = sweep(ports, &state, sweep_older_than_hours).await?;
+    Ok(table_run(table, &report, 0, orphans_deleted))
+}
+
+fn absent(table: &TableIdent) -> TableRun {
+    info!(%table, "table does not exist yet; nothing to compact");
+    TableRun { table: table.to_string(), exists: false, ..TableRun::default() }
+}
+
+fn table_run(table: &TableIdent, report: &CompactReport, shares_sent: usize, orphans_deleted: usize) -> TableRun {
     info!(%table, planned = report.planned, tasks = report.tasks, shares_sent, orphans_deleted, "compactor tick");
-    Ok(TableRun {
+    TableRun {
         table: table.to_string(),
         exists: true,
         planned: report.planned,
@@ -280,56 +292,138 @@ async fn compact_one(
         inputs: report.totals.inputs,
         outputs: report.totals.outputs,
         orphans_deleted,
-    })
+    }
 }
 
-/// A tick with a share queue: plans, sends every share but the first (up to the fan-out's
-/// limit), then runs the first. The shares go first so that this run's length delays none; a
-/// tick that fails is not retried (the next one plans afresh; sending a share twice is harmless).
+/// The orphan sweep a tick's `detail` asks for, if any: objects unreachable and older than the
+/// hours given. S3 Tables removes unreferenced files itself, and its storage refuses listings.
+async fn sweep(ports: &Ports, state: &crate::table::TableState, hours: Option<u64>) -> Result<usize> {
+    let Some(hours) = hours.filter(|_| !ports.pointer.manages_files()) else { return Ok(0) };
+    let cutoff = chrono::Utc::now().timestamp_millis() - (hours as i64).saturating_mul(3_600_000);
+    Ok(sweep_orphans(ports.store.as_ref(), state, cutoff, false).await?.orphans.len())
+}
+
+/// Which shares of the tables' plans (`lens[t]` shares for table `t`, each list most urgent
+/// first) a tick of `budget` invocations serves: round by round, each table's next share, so
+/// every table with work gets its turn however much another has. The tick runs the first itself.
+fn pick_shares(lens: &[usize], budget: usize) -> Vec<(usize, usize)> {
+    let mut picks = vec![];
+    for round in 0..lens.iter().copied().max().unwrap_or(0) {
+        for (t, len) in lens.iter().enumerate() {
+            if picks.len() == budget {
+                return picks;
+            }
+            if round < *len {
+                picks.push((t, round));
+            }
+        }
+    }
+    picks
+}
+
+/// A tick with a share queue: plans every table, sends the shares it serves but the first
+/// ([`pick_shares`], `FLOE_COMPACT_MAX_INVOCATIONS` in all, whatever the number of tables), then
+/// runs the first. The shares go first so that no run here delays them, nor another table's
+/// plan; a tick that fails is not retried (the next one plans afresh; sending a share twice is
+/// harmless).
 async fn fan_out_tick(
     env: &CompactorEnv,
     ports: &Ports,
     queue: &dyn Queue,
     fan_out: &FanOut,
-    table: &TableIdent,
+    tables: &[TableIdent],
     options: &CompactOptions,
-) -> Result<(CompactReport, usize)> {
-    let plan = plan_table(ports, table, options).await?;
-    let mut shares = plan.shares(options.max_tasks).into_iter().take(fan_out.max_invocations.max(1));
-    let mine = shares.next().map(|s| s.tasks).unwrap_or_default();
-    let planned_ms = chrono::Utc::now().timestamp_millis();
-    let mut sent = 0;
-    for share in shares {
-        let held = share.scope(&plan).manifests;
-        let mut request = ShareRequest {
-            version: MESSAGE_VERSION,
-            kind: SHARE_KIND.into(),
-            table: table.to_string(),
-            partitions: share.partitions,
-            from: share.from,
-            planned_snapshot_id: held.as_ref().map(|h| h.snapshot_id),
-            planned_seq: held.as_ref().map(|h| h.seq),
-            manifests: held.map(|h| h.paths.into_iter().collect()),
-            full: options.full,
-            max_tasks: options.max_tasks,
-            planned_ms,
+    sweep_older_than_hours: Option<u64>,
+) -> (Vec<TableRun>, Vec<String>) {
+    let mut failed = vec![];
+    let mut plans = vec![];
+    for table in tables {
+        let exists = load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await;
+        let planned = match exists {
+            Ok(None) => Ok(None),
+            Ok(Some(_)) => plan_table(ports, table, options).await.map(Some),
+            Err(e) => Err(e),
         };
-        let mut body = serde_json::to_string(&request)?;
-        if body.len() > MAX_SHARE_BYTES {
-            // Too many manifests to name in one message: the share's run reads them all.
-            request.manifests = None;
-            body = serde_json::to_string(&request)?;
+        match planned {
+            Ok(plan) => plans.push((table, plan)),
+            Err(e) => failed.push(failure(table, e)),
         }
-        if body.len() > MAX_SHARE_BYTES {
-            return Err(Error::Config(format!(
-                "a compaction share of {} partitions does not fit an SQS message: lower max_tasks (FLOE_COMPACT_MAX_TASKS)",
-                request.partitions.len()
-            )));
-        }
-        queue.send(body).await?;
-        sent += 1;
     }
-    Ok((run_planned(&env.engine, ports, table, &plan, mine, options).await?, sent))
+    let shares: Vec<Vec<Share>> =
+        plans.iter().map(|(_, p)| p.as_ref().map(|p| p.shares(options.max_tasks)).unwrap_or_default()).collect();
+    let picks = pick_shares(&shares.iter().map(Vec::len).collect::<Vec<_>>(), fan_out.max_invocations.max(1));
+    let planned_ms = chrono::Utc::now().timestamp_millis();
+    let mut sent = vec![0; plans.len()];
+    for &(t, i) in picks.iter().skip(1) {
+        let (table, plan) = (plans[t].0, plans[t].1.as_ref().expect("a table with shares has a plan"));
+        let body = share_message(table, plan, &shares[t][i], options, planned_ms);
+        match body {
+            Ok(body) => match queue.send(body).await {
+                Ok(()) => sent[t] += 1,
+                Err(e) => failed.push(failure(table, e.into())),
+            },
+            Err(e) => failed.push(failure(table, e)),
+        }
+    }
+    let mut out = vec![];
+    for (t, (table, plan)) in plans.iter().enumerate() {
+        let Some(plan) = plan else {
+            out.push(absent(table));
+            continue;
+        };
+        let mine = match picks.first() {
+            Some(&(first, i)) if first == t => shares[t][i].tasks.clone(),
+            _ => vec![],
+        };
+        let run = async {
+            let report = run_planned(&env.engine, ports, table, plan, mine, options).await?;
+            let orphans_deleted = sweep(ports, &plan.state, sweep_older_than_hours).await?;
+            Ok::<_, Error>(table_run(table, &report, sent[t], orphans_deleted))
+        };
+        match run.await {
+            Ok(run) => out.push(run),
+            Err(e) => failed.push(failure(table, e)),
+        }
+    }
+    (out, failed)
+}
+
+/// The share queue's message for `share` of `table`'s `plan`: it names the manifests holding
+/// the share's partitions, or none (its run then reads them all) when they would not fit.
+fn share_message(
+    table: &TableIdent,
+    plan: &CompactPlan,
+    share: &Share,
+    options: &CompactOptions,
+    planned_ms: i64,
+) -> Result<String> {
+    let held = share.scope(plan).manifests;
+    let mut request = ShareRequest {
+        version: MESSAGE_VERSION,
+        kind: SHARE_KIND.into(),
+        table: table.to_string(),
+        partitions: share.partitions.clone(),
+        from: share.from.clone(),
+        planned_snapshot_id: held.as_ref().map(|h| h.snapshot_id),
+        planned_seq: held.as_ref().map(|h| h.seq),
+        manifests: held.map(|h| h.paths.into_iter().collect()),
+        full: options.full,
+        max_tasks: options.max_tasks,
+        planned_ms,
+    };
+    let mut body = serde_json::to_string(&request)?;
+    if body.len() > MAX_SHARE_BYTES {
+        // Too many manifests to name in one message: the share's run reads them all.
+        request.manifests = None;
+        body = serde_json::to_string(&request)?;
+    }
+    if body.len() > MAX_SHARE_BYTES {
+        return Err(Error::Config(format!(
+            "a compaction share of {} partitions does not fit an SQS message: lower max_tasks (FLOE_COMPACT_MAX_TASKS)",
+            request.partitions.len()
+        )));
+    }
+    Ok(body)
 }
 
 /// The compactor function on shares from the share queue: plans each share's partitions afresh
@@ -425,6 +519,14 @@ mod tests {
         assert!(bad.contains("FLOE_COMPACT_SHARE_QUEUE_URL"), "{bad}");
         let bad = env(&[("FLOE_COMPACT_SHARE_QUEUE_URL", "q"), ("FLOE_COMPACT_SHARE_TTL_SECS", "0")]).unwrap_err();
         assert!(bad.to_string().contains("FLOE_COMPACT_SHARE_TTL_SECS"), "{bad}");
+    }
+
+    #[test]
+    fn a_ticks_budget_serves_every_table_in_turn() {
+        assert_eq!(pick_shares(&[3, 1, 0, 2], 10), [(0, 0), (1, 0), (3, 0), (0, 1), (3, 1), (0, 2)]);
+        assert_eq!(pick_shares(&[5, 5], 3), [(0, 0), (1, 0), (0, 1)], "the budget counts across tables");
+        assert_eq!(pick_shares(&[0, 4], 2), [(1, 0), (1, 1)]);
+        assert!(pick_shares(&[], 5).is_empty() && pick_shares(&[0, 0], 5).is_empty());
     }
 
     #[tokio::test]
