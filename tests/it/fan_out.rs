@@ -397,7 +397,8 @@ async fn twin_partitions_of_one_path_are_compacted_apart_over_shares() {
 
 /// `FLOE_COMPACT_MAX_INVOCATIONS` bounds a tick across its tables: every table is planned and
 /// the shares it serves go out, each table's next share in turn, before the tick runs its own;
-/// so a second table is neither starved by the first's debt nor delayed by its run.
+/// so no table waits for another's run, and with more tables due than invocations the random
+/// start gives each its turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ticks_invocations_are_shared_by_its_tables_in_turn() {
     let h = Harness::new();
@@ -414,18 +415,52 @@ async fn a_ticks_invocations_are_shared_by_its_tables_in_turn() {
     let shares = SqliteQueue::open(&h.dir.path().join("shares.db"), "shares").expect("queue");
     let tick = serde_json::json!({"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}});
     let runs = handle_compactor(&env, &h.ports, Some(&shares as &dyn Queue), tick).await.expect("tick");
-    let got: Vec<(String, bool, usize)> = runs.iter().map(|r| (r.table.clone(), r.tasks > 0, r.shares_sent)).collect();
-    assert_eq!(
-        got,
-        [("ev.first".to_string(), true, 1), ("ev.second".to_string(), false, 1)],
-        "three invocations: the first table's first share here, the second's first and the first's second sent"
-    );
+    assert_eq!(runs.iter().map(|r| r.table.as_str()).collect::<Vec<_>>(), ["ev.first", "ev.second"]);
+    // Three invocations: one table's first share here (the tick starts at a random table), the
+    // other's first and this one's second sent.
+    let here: Vec<&str> = runs.iter().filter(|r| r.tasks > 0).map(|r| r.table.as_str()).collect();
+    assert_eq!(here.len(), 1, "{runs:?}");
+    assert!(runs.iter().all(|r| r.shares_sent == 1), "{runs:?}");
     commit_all(&h).await;
     let sent = run_shares(&env, &h, &shares).await;
-    assert_eq!(sent.iter().map(|s| s.table.as_str()).collect::<Vec<_>>(), ["ev.second", "ev.first"], "in turn");
+    let other = if here[0] == "ev.first" { "ev.second" } else { "ev.first" };
+    assert_eq!(sent.iter().map(|s| s.table.as_str()).collect::<Vec<_>>(), [other, here[0]], "in turn");
     commit_all(&h).await;
     for (cfg, objects) in [(&a, &in_a), (&b, &in_b)] {
         let ids = contents(&h.ports, &cfg.table).await.event_ids();
         assert_eq!(counts(&ids), counts(&source_event_ids(objects)), "{}: every key once", cfg.table);
     }
+}
+
+/// More tables due than a tick's invocations, and all kept due by new data: each tick serves
+/// one, from a random table on, so every table is compacted within a few ticks (a fixed order
+/// would serve the first for ever).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_past_a_ticks_budget_get_their_turn_over_ticks() {
+    let h = Harness::new();
+    let batches = IngestOptions { writers: 2, batch_objects: 1, ..Default::default() };
+    let names = ["ev.t1", "ev.t2", "ev.t3", "ev.t4"];
+    for (i, name) in names.iter().enumerate() {
+        let objects = h.events(&format!("in{i}"), 3, 100, 40 + i as u64, 0.0).await;
+        ingest(&h.engine, &h.ports, &events_table(name), &h.warehouse, objects, &batches).await.expect("ingest");
+    }
+    let env = compactor_env(&names.join(","), "1");
+    let shares = SqliteQueue::open(&h.dir.path().join("shares.db"), "shares").expect("queue");
+    let tick_event = serde_json::json!({"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}});
+    let mut served = BTreeSet::new();
+    for tick in 0..40u64 {
+        let runs = handle_compactor(&env, &h.ports, Some(&shares as &dyn Queue), tick_event.clone()).await.unwrap();
+        assert_eq!(runs.iter().filter(|r| r.tasks > 0).count(), 1, "one invocation: one table a tick");
+        assert!(runs.iter().all(|r| r.shares_sent == 0));
+        served.extend(runs.iter().filter(|r| r.tasks > 0).map(|r| r.table.clone()));
+        commit_all(&h).await;
+        if served.len() == names.len() {
+            break;
+        }
+        for (i, name) in names.iter().enumerate() {
+            let objects = h.events(&format!("more{i}-{tick}"), 2, 50, 1000 * tick + i as u64, 0.0).await;
+            ingest(&h.engine, &h.ports, &events_table(name), &h.warehouse, objects, &batches).await.expect("ingest");
+        }
+    }
+    assert_eq!(served.len(), names.len(), "every table served within 40 ticks: {served:?}");
 }

@@ -17,6 +17,7 @@ writer_batching_window_seconds = 5
 expected_object_mb = 0.61
 # One full vCPU for the committer.
 committer_memory_mb = 1769
-# Shares of 3 tasks end within the 5-minute tick; 200 invocations run every share of a tick.
+# Shares of 3 tasks end within the 5-minute tick; 200 invocations run every share of a tick of
+# the model's one table (the budget is shared by all of compact_tables: scale it with them).
 compactor_max_tasks       = 3
 compactor_max_invocations = 200

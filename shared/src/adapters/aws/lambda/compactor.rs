@@ -6,8 +6,9 @@
 //! tasks, most urgent partitions first (`pipeline::compact` share module: whole partitions, or a
 //! stretch of a hot partition's chain). It runs one share itself, as many tasks at once as the
 //! function has cores. With a share queue (`FLOE_COMPACT_SHARE_QUEUE_URL`) it first plans every
-//! table and sends the other shares it serves, `FLOE_COMPACT_MAX_INVOCATIONS` in all across the
-//! tables, each table's next share in turn, a message each ([`ShareRequest`]). The queue's event source mapping invokes this function on each; the
+//! table, from a random one on, and sends the other shares it serves,
+//! `FLOE_COMPACT_MAX_INVOCATIONS` in all across the tables, each table's next share in turn, a
+//! message each ([`ShareRequest`]). The queue's event source mapping invokes this function on each; the
 //! invocation plans those partitions afresh from the table, reading only the manifests that can
 //! hold them, and runs their tasks. What is left waits for the next tick.
 //!
@@ -28,7 +29,7 @@ use tracing::{error, info, warn};
 use crate::config::EngineConfig;
 use crate::message::MESSAGE_VERSION;
 use crate::pipeline::compact::{
-    CompactOptions, CompactPlan, CompactReport, Held, Scope, Share, compact, plan_table, run_planned,
+    CompactOptions, CompactPlan, CompactReport, Held, Scope, Share, Task, compact, plan_table, run_planned,
 };
 use crate::ports::{Ports, Queue};
 use crate::table::load_table;
@@ -304,8 +305,9 @@ async fn sweep(ports: &Ports, state: &crate::table::TableState, hours: Option<u6
 }
 
 /// Which shares of the tables' plans (`lens[t]` shares for table `t`, each list most urgent
-/// first) a tick of `budget` invocations serves: round by round, each table's next share, so
-/// every table with work gets its turn however much another has. The tick runs the first itself.
+/// first) a tick of `budget` invocations serves: round by round, each table's next share in
+/// the order given, so every table with work gets its turn however much another has. The tick
+/// runs the first itself.
 fn pick_shares(lens: &[usize], budget: usize) -> Vec<(usize, usize)> {
     let mut picks = vec![];
     for round in 0..lens.iter().copied().max().unwrap_or(0) {
@@ -321,11 +323,24 @@ fn pick_shares(lens: &[usize], budget: usize) -> Vec<(usize, usize)> {
     picks
 }
 
-/// A tick with a share queue: plans every table, sends the shares it serves but the first
-/// ([`pick_shares`], `FLOE_COMPACT_MAX_INVOCATIONS` in all, whatever the number of tables), then
-/// runs the first. The shares go first so that no run here delays them, nor another table's
-/// plan; a tick that fails is not retried (the next one plans afresh; sending a share twice is
-/// harmless).
+/// A table of a fan-out tick, once planned: what the tick needs of its plan.
+struct Planned<'a> {
+    table: &'a TableIdent,
+    /// Tasks planned (`None`: the table does not exist yet).
+    planned: Option<usize>,
+    /// The share messages of its first shares, at most a tick's budget of them.
+    messages: Vec<String>,
+    /// The plan and its first share's tasks, kept only for the table whose share the tick runs.
+    own: Option<(CompactPlan, Vec<Task>)>,
+}
+
+/// A tick with a share queue. It plans every table, starting at a random one (so that, with
+/// more tables due than invocations, each gets its turn), and keeps of each plan only its
+/// first shares' messages, but the whole plan of the first table with work, whose first share
+/// it runs itself. It sends the other shares it serves ([`pick_shares`],
+/// `FLOE_COMPACT_MAX_INVOCATIONS` in all, each table's next share in turn) before that run, so
+/// that no run here delays them; a tick that fails is not retried (the next one plans afresh;
+/// sending a share twice is harmless).
 async fn fan_out_tick(
     env: &CompactorEnv,
     ports: &Ports,
@@ -335,57 +350,80 @@ async fn fan_out_tick(
     options: &CompactOptions,
     sweep_older_than_hours: Option<u64>,
 ) -> (Vec<TableRun>, Vec<String>) {
+    let budget = fan_out.max_invocations.max(1);
+    let planned_ms = chrono::Utc::now().timestamp_millis();
+    let first = if tables.is_empty() { 0 } else { rand::random_range(0..tables.len()) };
     let mut failed = vec![];
-    let mut plans = vec![];
-    for table in tables {
-        let exists = load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await;
-        let planned = match exists {
-            Ok(None) => Ok(None),
-            Ok(Some(_)) => plan_table(ports, table, options).await.map(Some),
-            Err(e) => Err(e),
-        };
-        match planned {
-            Ok(plan) => plans.push((table, plan)),
+    let mut planned: Vec<Planned> = vec![];
+    for table in tables.iter().cycle().skip(first).take(tables.len()) {
+        let keep = planned.iter().all(|p| p.own.is_none());
+        match plan_for_tick(ports, table, options, budget, planned_ms, keep).await {
+            Ok(p) => planned.push(p),
             Err(e) => failed.push(failure(table, e)),
         }
     }
-    let shares: Vec<Vec<Share>> =
-        plans.iter().map(|(_, p)| p.as_ref().map(|p| p.shares(options.max_tasks)).unwrap_or_default()).collect();
-    let picks = pick_shares(&shares.iter().map(Vec::len).collect::<Vec<_>>(), fan_out.max_invocations.max(1));
-    let planned_ms = chrono::Utc::now().timestamp_millis();
-    let mut sent = vec![0; plans.len()];
+    let picks = pick_shares(&planned.iter().map(|p| p.messages.len()).collect::<Vec<_>>(), budget);
+    let mut sent = vec![0; planned.len()];
     for &(t, i) in picks.iter().skip(1) {
-        let (table, plan) = (plans[t].0, plans[t].1.as_ref().expect("a table with shares has a plan"));
-        let body = share_message(table, plan, &shares[t][i], options, planned_ms);
-        match body {
-            Ok(body) => match queue.send(body).await {
-                Ok(()) => sent[t] += 1,
-                Err(e) => failed.push(failure(table, e.into())),
-            },
-            Err(e) => failed.push(failure(table, e)),
+        if let Err(e) = queue.send(planned[t].messages[i].clone()).await {
+            failed.push(failure(planned[t].table, e.into()));
+            break; // the queue is down: the other sends would only wait out their timeouts
         }
+        sent[t] += 1;
     }
     let mut out = vec![];
-    for (t, (table, plan)) in plans.iter().enumerate() {
-        let Some(plan) = plan else {
-            out.push(absent(table));
+    for (t, p) in planned.iter_mut().enumerate() {
+        let Some(n) = p.planned else {
+            out.push(absent(p.table));
             continue;
         };
-        let mine = match picks.first() {
-            Some(&(first, i)) if first == t => shares[t][i].tasks.clone(),
-            _ => vec![],
-        };
         let run = async {
-            let report = run_planned(&env.engine, ports, table, plan, mine, options).await?;
-            let orphans_deleted = sweep(ports, &plan.state, sweep_older_than_hours).await?;
-            Ok::<_, Error>(table_run(table, &report, sent[t], orphans_deleted))
+            let report = match p.own.take() {
+                Some((plan, tasks)) => run_planned(&env.engine, ports, p.table, &plan, tasks, options).await?,
+                None => CompactReport { planned: n, ..CompactReport::default() },
+            };
+            let orphans_deleted = match sweep_older_than_hours {
+                None => 0,
+                Some(_) => match load_table(ports.pointer.as_ref(), ports.store.as_ref(), p.table).await? {
+                    Some(state) => sweep(ports, &state, sweep_older_than_hours).await?,
+                    None => 0,
+                },
+            };
+            Ok::<_, Error>(table_run(p.table, &report, sent[t], orphans_deleted))
         };
         match run.await {
             Ok(run) => out.push(run),
-            Err(e) => failed.push(failure(table, e)),
+            Err(e) => failed.push(failure(p.table, e)),
         }
     }
+    // Back in the order the tables were given.
+    out.sort_by_key(|r| tables.iter().position(|t| t.to_string() == r.table));
     (out, failed)
+}
+
+/// Plans `table` for a fan-out tick: the messages of its first `budget` shares, and, if `keep`,
+/// the plan with its first share's tasks (when it has any).
+async fn plan_for_tick<'a>(
+    ports: &Ports,
+    table: &'a TableIdent,
+    options: &CompactOptions,
+    budget: usize,
+    planned_ms: i64,
+    keep: bool,
+) -> Result<Planned<'a>> {
+    if load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await?.is_none() {
+        return Ok(Planned { table, planned: None, messages: vec![], own: None });
+    }
+    let plan = plan_table(ports, table, options).await?;
+    let shares: Vec<Share> = plan.shares(options.max_tasks).into_iter().take(budget).collect();
+    let messages =
+        shares.iter().map(|s| share_message(table, &plan, s, options, planned_ms)).collect::<Result<Vec<_>>>()?;
+    let planned = Some(plan.tasks.len());
+    let own = match shares.into_iter().next() {
+        Some(first) if keep => Some((plan, first.tasks)),
+        _ => None,
+    };
+    Ok(Planned { table, planned, messages, own })
 }
 
 /// The share queue's message for `share` of `table`'s `plan`: it names the manifests holding
