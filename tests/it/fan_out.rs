@@ -69,6 +69,20 @@ async fn commit_all(h: &Harness) {
     while committer.run_once(1000, VISIBILITY).await.expect("commit").is_some() {}
 }
 
+/// Ticks (each running every share it sent, then committing) until one plans nothing, at most
+/// `ticks` of them; whether the table drained.
+async fn drain(env: &CompactorEnv, h: &Harness, shares: &SqliteQueue, ticks: usize) -> bool {
+    for _ in 0..ticks {
+        let run = tick(env, h, shares).await;
+        run_shares(env, h, shares).await;
+        commit_all(h).await;
+        if run.planned == 0 {
+            return true;
+        }
+    }
+    false
+}
+
 /// The paths of the partitions that still hold level-0 files.
 async fn partitions_with_level_zero(h: &Harness, cfg: &TableConfig, opts: &CompactOptions) -> BTreeSet<String> {
     let plan = plan_table(&h.ports, &cfg.table, opts).await.expect("plan");
@@ -160,17 +174,7 @@ async fn a_ticks_plan_runs_over_several_invocations_and_every_partition_gets_its
 
     // Ticks, with invocations enough for every share, until nothing is due: every key once.
     let env = compactor_env("ev.fanout", "100");
-    let mut drained = false;
-    for _ in 0..20 {
-        let run = tick(&env, &h, &shares).await;
-        run_shares(&env, &h, &shares).await;
-        commit_all(&h).await;
-        if run.planned == 0 {
-            drained = true;
-            break;
-        }
-    }
-    assert!(drained, "twenty ticks did not compact the table");
+    assert!(drain(&env, &h, &shares, 20).await, "twenty ticks did not compact the table");
     let ids = contents(&h.ports, &cfg.table).await.event_ids();
     let want: BTreeSet<String> = source_event_ids(&objects).into_iter().chain(source_event_ids(&more)).collect();
     assert_eq!(ids.len(), want.len(), "every key once");
@@ -360,17 +364,7 @@ async fn twin_partitions_of_one_path_are_compacted_apart_over_shares() {
     assert_eq!(paths.iter().filter(|p| p.as_slice() == ["tenant=null"]).count(), 2, "twins: {paths:?}");
 
     let shares = SqliteQueue::open(&h.dir.path().join("shares.db"), "shares").expect("queue");
-    let mut drained = false;
-    for _ in 0..10 {
-        let run = tick(&env, &h, &shares).await;
-        run_shares(&env, &h, &shares).await;
-        commit_all(&h).await;
-        if run.planned == 0 {
-            drained = true;
-            break;
-        }
-    }
-    assert!(drained, "ten ticks did not compact the table");
+    assert!(drain(&env, &h, &shares, 10).await, "ten ticks did not compact the table");
     let c = contents(&h.ports, &cfg.table).await;
     assert_eq!(c.files.len(), 3, "one file per partition");
     let mut got: Vec<(String, Option<String>)> = vec![];
