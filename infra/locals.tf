@@ -56,6 +56,13 @@ locals {
       FLOE_S3TABLES_BUCKET_ARN  = local.table_bucket_arn
       FLOE_MAX_COMMIT_AGE_HOURS = tostring((var.s3tables_unreferenced_days - 1) * 24)
     } : {},
+    # The orphan sweep deletes unreferenced files older than its safety age, so the committer
+    # must never commit a file that old: files past the limit go back to the writers. The limit
+    # is a day under the sweep's age (half of it below 48 hours); the compactor refuses a sweep
+    # that leaves less than 6 hours between the two. S3 Tables is not swept (it has its own limit).
+    var.catalog != "s3tables" && var.orphan_sweep_schedule != null ? {
+      FLOE_MAX_COMMIT_AGE_HOURS = tostring(floor(max(var.orphan_sweep_older_than_hours - 24, var.orphan_sweep_older_than_hours / 2)))
+    } : {},
     # A REST catalog's settings, but not its secrets (rest_env_secrets, merged in only where
     # the functions are defined, so that function_environments never shows them).
     var.catalog == "rest" ? { for k, v in {

@@ -472,12 +472,13 @@ variable "orphan_sweep_schedule" {
 }
 
 variable "orphan_sweep_older_than_hours" {
-  description = "Age below which the sweep never deletes an unreferenced object (in-flight work). Keep above the commit queue's retention."
+  description = "Age below which the sweep never deletes an unreferenced object (in-flight work). The committer refuses files older than this minus a day (half of it below 48; FLOE_MAX_COMMIT_AGE_HOURS) and sends their sources back to the writers, so no file is swept and then committed."
   type        = number
   default     = 360
+  nullable    = false
   validation {
-    condition     = var.orphan_sweep_older_than_hours >= 24
-    error_message = "orphan_sweep_older_than_hours must be at least 24."
+    condition     = var.orphan_sweep_older_than_hours >= 24 && floor(var.orphan_sweep_older_than_hours) == var.orphan_sweep_older_than_hours
+    error_message = "orphan_sweep_older_than_hours must be a whole number of at least 24."
   }
 }
 

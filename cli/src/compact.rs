@@ -117,9 +117,9 @@ pub(crate) struct SweepArgs {
     /// Table, NAMESPACE.NAME.
     #[arg(long)]
     table: String,
-    /// Only objects last written more than this many hours ago are deleted: longer than a
-    /// written file may wait to be committed (an interrupted `floe ingest` resumes its commit
-    /// queue on the next run).
+    /// Only objects last written more than this many hours ago are deleted. A warehouse whose
+    /// commit queue still holds messages (an interrupted `floe ingest`, which the next run
+    /// resumes) is not swept at all: their files are unreferenced until committed.
     #[arg(long, default_value_t = 120)]
     older_than_hours: u64,
     /// List the orphans without deleting them.
@@ -132,6 +132,16 @@ pub(crate) async fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         bail!("{} is not a Floe warehouse (no catalog.db); run `floe ingest` first", a.warehouse.display());
     }
     let table: TableIdent = a.table.parse()?;
+    let waiting = local::commit_queue_depth(&a.warehouse)?;
+    if waiting > 0 {
+        bail!(
+            "{} has {waiting} commit message(s) not yet committed (an interrupted or running `floe ingest` or \
+             `floe compact`): no snapshot references their files yet, so a sweep could delete files that are \
+             about to be committed. Run `floe ingest` again to commit them (sources already committed are \
+             skipped), then sweep",
+            a.warehouse.display()
+        );
+    }
     let ports = local::ports(&a.warehouse)?;
     let state = floe::table::load_table(ports.pointer.as_ref(), ports.store.as_ref(), &table)
         .await?

@@ -430,3 +430,72 @@ async fn a_rewrite_planned_from_a_snapshot_that_expired_meanwhile_is_stale_and_l
     }
     assert_eq!(counts(&contents(&h.ports, &cfg.table).await.event_ids()), counts(&all), "the sweep kept every key");
 }
+
+/// A manifest that waits in the commit queue longer than the orphan sweep's safety age (a
+/// committer down for a day): the sweep deletes its files, as they are old and unreferenced, so
+/// the committer must never commit them. The commit age limit the Terraform module derives from
+/// the sweep's age (24 h gives 12 h) sends the batch's sources back to the writers instead, and
+/// the compactor refuses a sweep that no limit covers. Nothing is lost, doubled, or committed
+/// without its file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_waiting_past_the_sweeps_age_are_swept_and_written_again_never_committed() {
+    use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor};
+    let h = Harness::new();
+    let cfg = events_table("ev.waiting");
+    let objects = h.events("in", 2, 100, 41, 0.0).await;
+    let (state, _) = ensure_table(&h.ports, &h.engine, &cfg, &h.warehouse, &objects).await.unwrap();
+    let t = WriterTable::from_metadata(&cfg.table, &state.metadata).unwrap();
+    write(&h.engine, &h.ports, &t, vec![objects[0].clone()]).await.unwrap();
+    let hours = |n: u64| Duration::from_secs(n * 3600);
+    let limited = floe::config::EngineConfig { max_commit_age: Some(hours(12)), ..h.engine.clone() };
+    let mut committer = Committer::new(limited.clone(), h.ports.clone());
+    while committer.run_once(1000, Duration::from_secs(60)).await.unwrap().is_some() {}
+    // The second batch is written, and its manifest waits 30 hours.
+    write(&h.engine, &h.ports, &t, vec![objects[1].clone()]).await.unwrap();
+    let mut waiting = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
+    assert_eq!(waiting.len(), 1);
+    let mut manifest = floe::message::FileManifest::from_json(&waiting[0].body).unwrap();
+    let then = std::time::SystemTime::now() - hours(30);
+    manifest.written_ms = Some(then.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64);
+    waiting[0].body = manifest.to_json().unwrap();
+    for f in &manifest.files {
+        let file = std::fs::File::options().write(true).open(local::uri_to_path(&f.path).unwrap()).unwrap();
+        file.set_modified(then).unwrap();
+    }
+    let tick = serde_json::json!({"detail": {"sweep_older_than_hours": 24}});
+    let env = |limit: Option<&str>| {
+        let vars = [("FLOE_COMPACT_TABLES", Some("ev.waiting")), ("FLOE_MAX_COMMIT_AGE_HOURS", limit)];
+        CompactorEnv::from_lookup(|k| vars.iter().find(|(n, _)| *n == k).and_then(|(_, v)| v.map(String::from)))
+            .unwrap()
+    };
+    // Without a commit age limit, a 24-hour sweep is refused: nothing is deleted.
+    let refused = handle_compactor(&env(None), &h.ports, None, tick.clone()).await.unwrap_err().to_string();
+    assert!(
+        refused.contains("sweep_older_than_hours 24") && refused.contains("FLOE_MAX_COMMIT_AGE_HOURS"),
+        "{refused}"
+    );
+    for f in &manifest.files {
+        assert!(h.ports.store.head(&f.path).await.is_ok(), "a refused sweep deletes nothing");
+    }
+    // With the limit the module sets, the sweep runs and deletes the waiting files...
+    let runs = handle_compactor(&env(Some("12")), &h.ports, None, tick).await.unwrap();
+    assert_eq!(runs[0].orphans_deleted, manifest.files.len(), "{runs:?}");
+    for f in &manifest.files {
+        assert!(h.ports.store.head(&f.path).await.is_err(), "{} swept", f.path);
+    }
+    // ... and the committer does not commit them: their sources go back to the writers.
+    let out = committer.commit(&waiting).await;
+    let requeue = match &out.results[0].1 {
+        MessageResult::Overlap { requeue } => requeue.clone(),
+        other => panic!("files past the limit are written again, not committed: {other:?}"),
+    };
+    assert_eq!(requeue.iter().map(|s| s.uri.clone()).collect::<Vec<_>>(), vec![objects[1].uri.clone()]);
+    h.ports.commit_queue.ack(&waiting[0].receipt).await.unwrap();
+    write(&h.engine, &h.ports, &t, vec![objects[1].clone()]).await.unwrap();
+    while committer.run_once(1000, Duration::from_secs(60)).await.unwrap().is_some() {}
+    assert_eq!(
+        counts(&contents(&h.ports, &cfg.table).await.event_ids()),
+        counts(&source_event_ids(&objects)),
+        "every key once, read from files that exist"
+    );
+}

@@ -415,6 +415,27 @@ def test_the_at_scale_settings_plan_what_the_scale_model_prices(moto, tmp_path):
         planner.destroy()
 
 
+def test_the_committer_never_commits_a_file_the_orphan_sweep_may_have_deleted(moto, tmp_path):
+    """The sweep deletes unreferenced files older than orphan_sweep_older_than_hours, and a
+    manifest may wait in the commit queue for days: every function gets a commit age limit a day
+    under the sweep's age (half of it below 48 hours), which the committer enforces and the
+    compactor checks its sweep against. An age that is not a whole number of hours (the
+    sweep's event carries a whole number) is refused at plan time."""
+    planner = Planner(moto, tmp_path)
+    try:
+        def limits(plan):
+            return {c["address"].split('"')[1]: c["change"]["after"]["environment"][0]["variables"].get(
+                "FLOE_MAX_COMMIT_AGE_HOURS") for c in plan["resource_changes"]
+                if ".aws_lambda_function.function[" in c["address"]}
+
+        assert limits(planner.plan()) == dict.fromkeys(["writer", "committer", "compactor"], "336")
+        assert set(limits(planner.plan("-var", "orphan_sweep_older_than_hours=30")).values()) == {"15"}
+        bad = planner.plan("-var", "orphan_sweep_older_than_hours=36.5", check=False)
+        assert bad.returncode != 0 and "whole number of at least 24" in bad.stderr, bad.stderr[-2000:]
+    finally:
+        planner.destroy()
+
+
 def resources(plan):
     """Every resource of the plan's prior state (all values known after the apply), by address."""
     out = {}

@@ -65,3 +65,39 @@ def test_metrics_status_and_changelog_agree_with_what_landed(tmp_path):
     )
     text = floe("status", "--warehouse", wh).stdout
     assert "freshness" in text and "quarantined  1 (corrupt: 1)" in text, text
+
+
+def test_a_sweep_leaves_a_warehouse_alone_while_its_commit_queue_holds_messages(tmp_path):
+    """An interrupted `floe ingest` leaves manifests in the warehouse's commit queue; the next run
+    commits them. Their files are unreferenced until then, so `floe sweep` must not delete them
+    however old they are: it refuses while the queue holds anything, and sweeps once it is empty."""
+    import shutil
+    import sqlite3
+
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    src.mkdir()
+    for i in range(2):
+        with open(src / f"f{i}.avro", "wb") as f:
+            fastavro.writer(f, SCHEMA, [{"id": i * 100 + j, "tenant": "t"} for j in range(50)])
+    floe("ingest", src, "--warehouse", wh, "--table", "ops.sweep")
+    data = next((wh / "ops.db" / "sweep" / "data").rglob("*.parquet"))
+    waiting = data.with_name("waiting-to-be-committed.parquet")
+    shutil.copy(data, waiting)
+    old = time.time() - 200 * 3600
+    os.utime(waiting, (old, old))
+    # What an interrupted run leaves: a message in the durable commit queue (only its presence
+    # matters to the sweep).
+    db = sqlite3.connect(wh / ".floe" / "state.db")
+    db.execute("INSERT INTO queue_messages (queue, id, body, visible_at) VALUES ('commit', 'm1', '{}', 0)")
+    db.commit()
+    refused = floe("sweep", "--warehouse", wh, "--table", "ops.sweep", expect=1)
+    assert "1 commit message(s) not yet committed" in refused.stderr, refused.stderr
+    assert waiting.exists(), "nothing is deleted while the queue holds messages"
+    db.execute("DELETE FROM queue_messages")
+    db.commit()
+    db.close()
+    swept = floe("sweep", "--warehouse", wh, "--table", "ops.sweep")
+    assert f"deleted file://{waiting}" in swept.stdout, swept.stdout
+    assert not waiting.exists() and data.exists(), "the old unreferenced file goes, the table's own stays"
+    table = SqlCatalog("floe", uri=f"sqlite:///{wh / 'catalog.db'}", warehouse=f"file://{wh}").load_table("ops.sweep")
+    assert table.scan().to_arrow().num_rows == 100

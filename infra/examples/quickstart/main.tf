@@ -79,6 +79,7 @@ module "floe" {
   committer_memory_mb            = var.committer_memory_mb
   compactor_max_tasks            = var.compactor_max_tasks
   compactor_max_invocations      = var.compactor_max_invocations
+  orphan_sweep_older_than_hours  = var.orphan_sweep_older_than_hours
   alarm_actions                  = var.alarm_actions
   event_sources_enabled          = var.event_sources_enabled
   aws_endpoint_url               = var.aws_endpoint_url

@@ -156,6 +156,12 @@ variable "rest_signing_name" {
   default     = "glue"
 }
 
+variable "orphan_sweep_older_than_hours" {
+  description = "Age below which the daily orphan sweep deletes nothing (null: the module's 360). The committer refuses files older than this minus a day."
+  type        = number
+  default     = null
+}
+
 # Throughput settings, null for the module's defaults; at-scale.tfvars sets them for the target
 # workload docs/PERFORMANCE.md models (40,000 files a minute).
 

@@ -66,6 +66,13 @@ pub fn raw_ports(dir: &Path) -> Result<Ports> {
     })
 }
 
+/// Messages in the warehouse's commit queue at `dir` (visible or held by a running process):
+/// manifests and rewrite requests whose files no snapshot references yet. Dead letters are not
+/// counted: nothing commits them.
+pub fn commit_queue_depth(dir: &Path) -> Result<u64> {
+    Ok(SqliteQueue::open(&state_db(dir), "commit")?.depth()?)
+}
+
 /// The warehouse URI of a local directory (`file:///abs/dir`).
 pub fn warehouse_uri(dir: &Path) -> Result<String> {
     let abs = std::path::absolute(dir).map_err(|e| PortError::io(format!("bad path {}", dir.display()), e))?;

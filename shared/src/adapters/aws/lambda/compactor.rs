@@ -232,6 +232,9 @@ pub async fn handle_compactor(
         options.max_tasks = n.max(1);
     }
     let sweep = detail.sweep_older_than_hours;
+    if let Some(hours) = sweep.filter(|_| !ports.pointer.manages_files()) {
+        check_sweep_age(hours, env.engine.max_commit_age)?;
+    }
     let (out, failed) = match (&env.fan_out, shares) {
         (Some(fan_out), Some(queue)) => fan_out_tick(env, ports, queue, fan_out, &tables, &options, sweep).await,
         _ => {
@@ -302,6 +305,37 @@ async fn sweep(ports: &Ports, state: &crate::table::TableState, hours: Option<u6
     let Some(hours) = hours.filter(|_| !ports.pointer.manages_files()) else { return Ok(0) };
     let cutoff = chrono::Utc::now().timestamp_millis() - (hours as i64).saturating_mul(3_600_000);
     Ok(sweep_orphans(ports.store.as_ref(), state, cutoff, false).await?.orphans.len())
+}
+
+/// SQS keeps a message at most 14 days: with no commit age limit, a written file may wait that
+/// long in the commit queue before it is committed.
+const SQS_MAX_RETENTION: Duration = Duration::from_secs(14 * 24 * 3600);
+
+/// The least a sweep's safety age must exceed the longest time a written file may still be
+/// committed by: the committer's age check, the swap, and the sweep's own run (between reading
+/// the table and deleting) take minutes; clocks differ by seconds.
+const SWEEP_MARGIN: Duration = Duration::from_secs(6 * 3600);
+
+/// Refuses a sweep that could delete a file still on its way to a commit: its safety age must
+/// exceed, by [`SWEEP_MARGIN`], the commit age limit (`FLOE_MAX_COMMIT_AGE_HOURS`, which the
+/// committer must share), or without one the commit queue's longest retention. A file written
+/// for a manifest that waits longer than that would otherwise be deleted and then committed:
+/// its rows lost, the table naming a missing file.
+fn check_sweep_age(hours: u64, max_commit_age: Option<Duration>) -> Result<()> {
+    let (waits, why) = match max_commit_age {
+        Some(limit) => (limit, "the commit age limit (FLOE_MAX_COMMIT_AGE_HOURS)"),
+        None => (SQS_MAX_RETENTION, "how long SQS may keep a manifest (14 days; FLOE_MAX_COMMIT_AGE_HOURS is not set)"),
+    };
+    let least = (waits + SWEEP_MARGIN).as_secs().div_ceil(3600);
+    if hours < least {
+        return Err(Error::Config(format!(
+            "sweep_older_than_hours {hours} could delete files still waiting to be committed: it must be at least \
+             {least}, {why} plus {} hours; raise it, or set FLOE_MAX_COMMIT_AGE_HOURS (on the committer too) \
+             below it",
+            SWEEP_MARGIN.as_secs() / 3600
+        )));
+    }
+    Ok(())
 }
 
 /// Which shares of the tables' plans (`lens[t]` shares for table `t`, each list most urgent
@@ -557,6 +591,26 @@ mod tests {
         assert!(bad.contains("FLOE_COMPACT_SHARE_QUEUE_URL"), "{bad}");
         let bad = env(&[("FLOE_COMPACT_SHARE_QUEUE_URL", "q"), ("FLOE_COMPACT_SHARE_TTL_SECS", "0")]).unwrap_err();
         assert!(bad.to_string().contains("FLOE_COMPACT_SHARE_TTL_SECS"), "{bad}");
+    }
+
+    #[test]
+    fn a_sweep_must_be_older_than_any_file_still_on_its_way_to_a_commit() {
+        let hours = |h: u64| Some(Duration::from_secs(h * 3600));
+        let bad = check_sweep_age(120, None).unwrap_err().to_string();
+        assert!(bad.contains("at least 342") && bad.contains("FLOE_MAX_COMMIT_AGE_HOURS"), "{bad}");
+        check_sweep_age(342, None).unwrap();
+        let bad = check_sweep_age(29, hours(24)).unwrap_err().to_string();
+        assert!(bad.contains("at least 30") && bad.contains("commit age limit"), "{bad}");
+        check_sweep_age(30, hours(24)).unwrap();
+        // What the Terraform module derives from orphan_sweep_older_than_hours h: the limit is
+        // max(h - 24, h / 2), which leaves the margin for every h it accepts (24 and up).
+        for h in [24, 25, 47, 48, 49, 100, 360, 10_000] {
+            check_sweep_age(h, hours((h - 24).max(h / 2))).unwrap();
+        }
+        let sample: serde_json::Value =
+            serde_json::from_str(include_str!("../../../../../events/compactor/daily-sweep.json")).unwrap();
+        let detail: Detail = serde_json::from_value(sample["detail"].clone()).unwrap();
+        check_sweep_age(detail.sweep_older_than_hours.unwrap(), None).expect("the sample sweep event is safe anywhere");
     }
 
     #[test]
