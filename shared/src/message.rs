@@ -67,8 +67,15 @@ pub struct DataFileMeta {
     pub file_size_in_bytes: u64,
     /// Rows.
     pub record_count: u64,
-    /// Partition tuple, one JSON value per partition field (null for a null value).
+    /// Partition tuple, one JSON value per partition field (null for a null value), as Iceberg's
+    /// JSON single-value serialization writes it. It cannot carry every value (a NaN or an
+    /// infinity, a timestamp before 1970 with a fraction of a second): committers read
+    /// [`DataFileMeta::partition_values`] when it is there, and this only from older writers.
     pub partition: Vec<serde_json::Value>,
+    /// Partition tuple, exactly: one [`PartitionValue`] per field (None for a null value). Empty
+    /// in messages of writers older than it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partition_values: Vec<Option<PartitionValue>>,
     /// Compressed bytes per field id.
     pub column_sizes: BTreeMap<i32, u64>,
     /// Values per field id.
@@ -83,6 +90,71 @@ pub struct DataFileMeta {
     pub split_offsets: Vec<i64>,
     /// Sort order the rows follow.
     pub sort_order_id: Option<i32>,
+}
+
+/// One partition value as the iceberg crate holds it (timestamps and dates as their numbers,
+/// decimals and uuids as 128-bit integers), exactly: floats travel as their bits, so a NaN, an
+/// infinity or a negative zero arrives as it left; 128-bit integers and bytes as strings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum PartitionValue {
+    /// A boolean.
+    Boolean(bool),
+    /// int, date.
+    Int(i32),
+    /// long, time, timestamps.
+    Long(i64),
+    /// A float's bits.
+    FloatBits(u32),
+    /// A double's bits.
+    DoubleBits(u64),
+    /// A string.
+    String(String),
+    /// binary, fixed: base64.
+    Binary(String),
+    /// decimal: the unscaled value, in decimal digits.
+    Int128(String),
+    /// uuid: its 128 bits, in decimal digits.
+    Uint128(String),
+}
+
+impl PartitionValue {
+    fn of(lit: &Literal) -> Result<Self> {
+        use iceberg::spec::PrimitiveLiteral as P;
+        let Literal::Primitive(p) = lit else {
+            return Err(Error::Config(format!("a partition value is not a primitive: {lit:?}")));
+        };
+        Ok(match p {
+            P::Boolean(v) => PartitionValue::Boolean(*v),
+            P::Int(v) => PartitionValue::Int(*v),
+            P::Long(v) => PartitionValue::Long(*v),
+            P::Float(v) => PartitionValue::FloatBits(v.0.to_bits()),
+            P::Double(v) => PartitionValue::DoubleBits(v.0.to_bits()),
+            P::String(v) => PartitionValue::String(v.clone()),
+            P::Binary(v) => PartitionValue::Binary(B64.encode(v)),
+            P::Int128(v) => PartitionValue::Int128(v.to_string()),
+            P::UInt128(v) => PartitionValue::Uint128(v.to_string()),
+            P::AboveMax | P::BelowMin => {
+                return Err(Error::Config(format!("a partition value is out of its type's range: {p:?}")));
+            }
+        })
+    }
+
+    fn literal(&self) -> Result<Literal> {
+        use iceberg::spec::PrimitiveLiteral as P;
+        let bad = |e: &dyn std::fmt::Display| Error::Config(format!("bad partition value {self:?}: {e}"));
+        Ok(Literal::Primitive(match self {
+            PartitionValue::Boolean(v) => P::Boolean(*v),
+            PartitionValue::Int(v) => P::Int(*v),
+            PartitionValue::Long(v) => P::Long(*v),
+            PartitionValue::FloatBits(v) => P::Float(f32::from_bits(*v).into()),
+            PartitionValue::DoubleBits(v) => P::Double(f64::from_bits(*v).into()),
+            PartitionValue::String(v) => P::String(v.clone()),
+            PartitionValue::Binary(v) => P::Binary(B64.decode(v).map_err(|e| bad(&e))?),
+            PartitionValue::Int128(v) => P::Int128(v.parse().map_err(|e| bad(&e))?),
+            PartitionValue::Uint128(v) => P::UInt128(v.parse().map_err(|e| bad(&e))?),
+        }))
+    }
 }
 
 /// A writer batch's result, sent to the commit queue.
@@ -296,12 +368,18 @@ impl DataFileMeta {
         metrics: &FileMetrics,
         sort_order_id: Option<i32>,
     ) -> Result<Self> {
+        let partition_values =
+            partition.iter().map(|v| v.map(PartitionValue::of).transpose()).collect::<Result<Vec<_>>>()?;
+        // The JSON form, for committers older than `partition_values`; a value it cannot carry
+        // (or whose formatting would panic in the iceberg crate) is written null there.
         let partition = partition
             .iter()
             .zip(partition_type.fields())
             .map(|(v, f)| match v {
-                Some(lit) => Ok(lit.clone().try_into_json(&f.field_type)?),
-                None => Ok(serde_json::Value::Null),
+                Some(lit) if crate::table::renders(&f.field_type, lit) => {
+                    Ok(lit.clone().try_into_json(&f.field_type)?)
+                }
+                _ => Ok(serde_json::Value::Null),
             })
             .collect::<Result<Vec<_>>>()?;
         let enc = |m: &BTreeMap<i32, Datum>| -> Result<BTreeMap<i32, String>> {
@@ -312,6 +390,7 @@ impl DataFileMeta {
             file_size_in_bytes: size,
             record_count: metrics.record_count,
             partition,
+            partition_values,
             column_sizes: metrics.column_sizes.clone(),
             value_counts: metrics.value_counts.clone(),
             null_value_counts: metrics.null_value_counts.clone(),
@@ -341,14 +420,27 @@ impl DataFileMeta {
                 ptype.fields().len()
             )));
         }
-        let partition: Struct = self
-            .partition
-            .iter()
-            .zip(ptype.fields())
-            .map(|(v, f)| Ok(Literal::try_from_json(v.clone(), &f.field_type)?))
-            .collect::<Result<Vec<Option<Literal>>>>()?
-            .into_iter()
-            .collect();
+        let partition: Struct = if self.partition_values.is_empty() {
+            self.partition
+                .iter()
+                .zip(ptype.fields())
+                .map(|(v, f)| Ok(Literal::try_from_json(v.clone(), &f.field_type)?))
+                .collect::<Result<Vec<Option<Literal>>>>()?
+                .into_iter()
+                .collect()
+        } else if self.partition_values.len() != self.partition.len() {
+            return Err(Error::Config(format!(
+                "data file {} has two partition tuples of different lengths",
+                self.path
+            )));
+        } else {
+            self.partition_values
+                .iter()
+                .map(|v| v.as_ref().map(PartitionValue::literal).transpose())
+                .collect::<Result<Vec<Option<Literal>>>>()?
+                .into_iter()
+                .collect()
+        };
         let dec = |m: &BTreeMap<i32, String>| -> Result<std::collections::HashMap<i32, Datum>> {
             let mut out = std::collections::HashMap::new();
             for (id, b64) in m {
@@ -400,4 +492,63 @@ fn widen(d: Datum, to: &iceberg::spec::PrimitiveType) -> Result<Datum> {
         _ => return Err(Error::Config(format!("a {} bound cannot be read as {to}", d.data_type()))),
     };
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use iceberg::spec::{
+        NestedField, PartitionSpec, PrimitiveLiteral as L, PrimitiveType as P, Schema, Transform, Type,
+    };
+
+    use super::*;
+
+    /// Partition values the JSON form cannot carry (a NaN, an infinity, a negative zero, a
+    /// timestamp before 1970 with a fraction of a second, whose formatting panics in the
+    /// iceberg crate) arrive at the committer exactly, and the JSON form leaves them null.
+    #[test]
+    fn partition_values_travel_exactly() {
+        let schema = Schema::builder()
+            .with_fields(vec![
+                NestedField::optional(1, "x", Type::Primitive(P::Double)).into(),
+                NestedField::optional(2, "ts", Type::Primitive(P::Timestamptz)).into(),
+                NestedField::optional(3, "d", Type::Primitive(P::Decimal { precision: 38, scale: 2 })).into(),
+            ])
+            .build()
+            .unwrap();
+        let spec = PartitionSpec::builder(schema.clone())
+            .add_partition_field("x", "x", Transform::Identity)
+            .unwrap()
+            .add_partition_field("ts", "ts", Transform::Identity)
+            .unwrap()
+            .add_partition_field("d", "d", Transform::Identity)
+            .unwrap()
+            .build()
+            .unwrap();
+        let ptype = spec.partition_type(&schema).unwrap();
+        let nan = f64::from_bits(0x7ff8_0000_0000_0abc);
+        for (x, ts) in [(nan, -14_182_939_500_000), (f64::INFINITY, -1), (-0.0, 1_700_000_000_123_456)] {
+            let values = vec![
+                Some(Literal::Primitive(L::Double(x.into()))),
+                Some(Literal::Primitive(L::Long(ts))),
+                Some(Literal::Primitive(L::Int128(-170_141_183_460_469_231_731_687_303_715_884_105_727))),
+            ];
+            let partition: Struct = values.clone().into_iter().collect();
+            let meta =
+                DataFileMeta::new("s3://b/f.parquet".into(), 1, &partition, &ptype, &FileMetrics::default(), None)
+                    .unwrap();
+            let meta: DataFileMeta = serde_json::from_str(&serde_json::to_string(&meta).unwrap()).unwrap();
+            let got = meta.to_data_file(&schema, &spec).unwrap().partition().clone();
+            let got: Vec<Option<Literal>> = got.iter().map(|v| v.cloned()).collect();
+            match (&got[0], &values[0]) {
+                (Some(Literal::Primitive(L::Double(a))), Some(Literal::Primitive(L::Double(b)))) => {
+                    assert_eq!(a.0.to_bits(), b.0.to_bits(), "{x}: the very bits")
+                }
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(got[1..], values[1..]);
+            assert_eq!(meta.partition[0].is_null(), !x.is_finite(), "{:?}", meta.partition);
+            assert_eq!(meta.partition[1].is_null(), ts < 0 && ts % 1_000_000 != 0, "{:?}", meta.partition);
+            assert!(!crate::table::partition_path(&spec, &schema, &partition).is_empty());
+        }
+    }
 }

@@ -431,9 +431,29 @@ async fn one_tables_lock_contention_never_holds_up_another_table() {
     assert_eq!(contents(&h.ports, &"routed.two".parse().unwrap()).await.rows(), 50);
 }
 
+/// A catalog whose service maintains the tables' files (as S3 Tables does).
+struct ManagesFiles(Arc<dyn TablePointer>);
+
+#[async_trait]
+impl TablePointer for ManagesFiles {
+    async fn load(&self, t: &TableIdent) -> Result<Option<Pointer>, PortError> {
+        self.0.load(t).await
+    }
+    async fn create(&self, t: &TableIdent, location: &str) -> Result<Pointer, PortError> {
+        self.0.create(t, location).await
+    }
+    async fn swap(&self, t: &TableIdent, expected: &Pointer, location: &str) -> Result<Pointer, PortError> {
+        self.0.swap(t, expected, location).await
+    }
+    fn manages_files(&self) -> bool {
+        true
+    }
+}
+
 /// Files older than the commit age limit are never committed (S3 Tables may have removed
 /// them): an append's sources go back to the writers (a manifest of unknown age counts as old),
-/// unless an earlier attempt is unsettled; a fresh one commits.
+/// unless an earlier attempt is unsettled where the catalog's service expires snapshots; a
+/// fresh one commits.
 #[tokio::test]
 async fn manifests_past_the_commit_age_limit_send_their_sources_back() {
     let h = Harness::new();
@@ -457,12 +477,20 @@ async fn manifests_past_the_commit_age_limit_send_their_sources_back() {
     let first = floe::message::FileManifest::from_json(&msgs[0].body).unwrap();
     h.ports.ledger.record_pending(&table(), &[first.sources[0].id.clone()], 4242).await.unwrap();
     let engine = floe::config::EngineConfig { max_commit_age: Some(Duration::from_secs(3600)), ..h.engine.clone() };
-    let mut committer = Committer::new(engine, h.ports.clone());
+    // Where the catalog's service expires snapshots (S3 Tables), that attempt may have landed.
+    let managed = Ports { pointer: Arc::new(ManagesFiles(h.ports.pointer.clone())), ..h.ports.clone() };
+    let mut committer = Committer::new(engine.clone(), managed);
     let out = committer.commit(&msgs).await;
     let result = |id: &str| out.results.iter().find(|(m, _)| m == id).map(|(_, r)| r.clone()).unwrap();
     match result(&msgs[0].id) {
         MessageResult::Poison { reason } => assert!(reason.contains("pending on a snapshot"), "{reason}"),
         other => panic!("an old batch with an unsettled attempt goes to an operator: {other:?}"),
+    }
+    // Where Floe expires them, never one a pending mark names: that attempt never landed.
+    let out_floe = Committer::new(engine, h.ports.clone()).commit(&msgs[..1]).await;
+    match &out_floe.results[0].1 {
+        MessageResult::Overlap { requeue } => assert_eq!(requeue[0].uri, inputs[0].uri),
+        other => panic!("written again, as a fresh message would be: {other:?}"),
     }
     match result(&msgs[1].id) {
         MessageResult::Overlap { requeue } => {

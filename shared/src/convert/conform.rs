@@ -132,9 +132,14 @@ fn conform_array(array: &ArrayRef, target: &FieldRef, path: &str, how: Match<'_>
         (t, s) if is_nested(t) || is_nested(s) => {
             return Err(Error::schema(path, format!("the file has {s} where the table has {t}")));
         }
-        // Only representations of one Iceberg type (or its promotions) reach here: the file's
-        // schema passed `compat::check_file_against_table`. `safe: false` makes any value the
-        // cast cannot carry exactly (an overflow, an unparsable string) an error, never a null.
+        // Only representations of one Iceberg type (or its promotions) should reach here: the
+        // file's schema passed `compat::check_file_against_table`. Still, a cast only ever stays
+        // within one kind of value: a count of milliseconds is never relabelled a timestamp.
+        (t, s) if kind(t).is_none() || kind(t) != kind(s) => {
+            return Err(Error::schema(path, format!("the file has {s} where the table has {t}")));
+        }
+        // `safe: false` makes any value the cast cannot carry exactly (an overflow, an
+        // unparsable string) an error, never a null.
         (t, s) => arrow_cast::cast_with_options(array, t, &EXACT)
             .map_err(|e| Error::schema(path, format!("cannot convert {s} to {t} exactly: {e}")))?,
     };
@@ -147,6 +152,25 @@ fn check_precision(array: &ArrayRef, precision: u8, path: &str) -> Result<()> {
     let d = array.as_any().downcast_ref::<arrow_array::Decimal128Array>().expect("decimal128 type");
     d.validate_decimal_precision(precision).map_err(|e| {
         Error::schema(path, format!("a value has more digits than the declared precision {precision}: {e}"))
+    })
+}
+
+/// The kinds of value a cast may move between representations of (a timestamp's unit, a
+/// string's offsets, an integer's width); `None` for types no cast may produce.
+fn kind(t: &DataType) -> Option<u8> {
+    use DataType::*;
+    Some(match t {
+        Boolean => 0,
+        Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 => 1,
+        Float16 | Float32 | Float64 => 2,
+        Date32 | Date64 => 3,
+        Time32(_) | Time64(_) => 4,
+        Timestamp(_, None) => 5,
+        Timestamp(_, Some(_)) => 6,
+        Utf8 | LargeUtf8 | Utf8View => 7,
+        Binary | LargeBinary | BinaryView | FixedSizeBinary(_) => 8,
+        Dictionary(_, v) => return kind(v),
+        _ => return None,
     })
 }
 
@@ -171,6 +195,19 @@ mod tests {
     use arrow_schema::{DataType, Field, Schema};
 
     use super::conform_batch;
+
+    #[test]
+    fn a_cast_never_moves_a_value_to_another_kind() {
+        use arrow_array::Int64Array;
+        let file = Arc::new(Schema::new(vec![Field::new("ts", DataType::Int64, true)]));
+        let batch = RecordBatch::try_new(file, vec![Arc::new(Int64Array::from(vec![1_700_000_000_123]))]).unwrap();
+        for target in [DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())), DataType::Float64]
+        {
+            let table = Arc::new(Schema::new(vec![Field::new("ts", target.clone(), true)]));
+            let e = conform_batch(&batch, &table).unwrap_err().to_string();
+            assert!(e.contains("the file has Int64 where the table has"), "{target}: {e}");
+        }
+    }
 
     #[test]
     fn by_id_a_dropped_column_is_not_read_and_a_new_one_is_null() {

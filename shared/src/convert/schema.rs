@@ -93,8 +93,46 @@ pub fn map_avro_json(json: &str) -> Result<Mapped> {
 }
 
 /// Parses an Avro schema from its JSON text.
+///
+/// A `logicalType` written on a record field rather than on its type
+/// (`{"name": "ts", "type": "long", "logicalType": "timestamp-millis"}`) is not one in Avro:
+/// Java's parser, fastavro and the decoder all read such a field as its plain type. apache-avro
+/// would take it for the logical type, so it is removed first: the table's column and the decoded
+/// values then agree, and a millisecond count is never read as microseconds.
 pub fn parse_avro_schema(json: &str) -> Result<Avro> {
-    Avro::parse_str(json).map_err(|e| Error::schema("<root>", format!("invalid Avro schema: {e}")))
+    let invalid = |e: &dyn std::fmt::Display| Error::schema("<root>", format!("invalid Avro schema: {e}"));
+    let mut value: serde_json::Value = serde_json::from_str(json).map_err(|e| invalid(&e))?;
+    if !strip_field_logical_types(&mut value) {
+        return Avro::parse_str(json).map_err(|e| invalid(&e));
+    }
+    Avro::parse(&value).map_err(|e| invalid(&e))
+}
+
+/// Removes `logicalType` from every record field object (not from the field's type); whether
+/// there was any.
+fn strip_field_logical_types(v: &mut serde_json::Value) -> bool {
+    let mut stripped = false;
+    match v {
+        serde_json::Value::Object(m) => {
+            if let Some(serde_json::Value::Array(fields)) = m.get_mut("fields") {
+                for f in fields.iter_mut() {
+                    if let serde_json::Value::Object(field) = f {
+                        stripped |= field.contains_key("type") && field.remove("logicalType").is_some();
+                    }
+                }
+            }
+            for child in m.values_mut() {
+                stripped |= strip_field_logical_types(child);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for child in items.iter_mut() {
+                stripped |= strip_field_logical_types(child);
+            }
+        }
+        _ => {}
+    }
+    stripped
 }
 
 struct Mapper {

@@ -204,3 +204,19 @@ proptest! {
         }
     }
 }
+
+/// A `logicalType` on the field object, not its type, is no logical type (Java, fastavro and the
+/// decoder read a plain long): the column is a long, never a timestamp the decoded millisecond
+/// counts would be relabelled as.
+#[test]
+fn a_logical_type_written_on_the_field_is_ignored_as_avro_readers_do() {
+    let json = record(
+        r#"{"name":"ts","type":"long","logicalType":"timestamp-millis"},
+           {"name":"n","type":{"type":"record","name":"In","fields":[{"name":"d","type":"int","logicalType":"date"}]}},
+           {"name":"ok","type":{"type":"long","logicalType":"timestamp-millis"}}"#,
+    );
+    let s = map(&json).unwrap();
+    assert_eq!(*s.field_by_name("ts").unwrap().field_type, Type::Primitive(P::Long));
+    assert_eq!(*s.field_by_name("n.d").unwrap().field_type, Type::Primitive(P::Int));
+    assert_eq!(*s.field_by_name("ok").unwrap().field_type, Type::Primitive(P::Timestamptz));
+}

@@ -80,6 +80,16 @@ fn partition_spec(schema: &Schema, terms: &[PartitionTerm]) -> Result<UnboundPar
                 t.transform, t.column, f.field_type
             )));
         }
+        if matches!(transform, Transform::Truncate(_))
+            && matches!(f.field_type.as_ref(), Type::Primitive(iceberg::spec::PrimitiveType::Binary))
+        {
+            // The iceberg crate's transform takes no large binary (how binary columns decode),
+            // so every batch would fail: refuse it here, once.
+            return Err(Error::Config(format!(
+                "partition transform `{}` on binary column `{}` is not supported; partition by bucket[N] or identity",
+                t.transform, t.column
+            )));
+        }
         let base = t.column.replace('.', "_");
         let name = match transform {
             Transform::Identity => base,
@@ -154,4 +164,24 @@ pub fn sort_order_text(order: &SortOrder, schema: &Schema) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use iceberg::spec::{NestedField, PrimitiveType};
+
+    use super::*;
+
+    #[test]
+    fn a_partition_transform_no_batch_could_apply_is_refused_when_the_table_is_defined() {
+        let schema = Schema::builder()
+            .with_fields(vec![NestedField::optional(1, "b", Type::Primitive(PrimitiveType::Binary)).into()])
+            .build()
+            .unwrap();
+        let term = |t: &str| vec![PartitionTerm { transform: t.into(), column: "b".into() }];
+        let e = partition_spec(&schema, &term("truncate[4]")).unwrap_err().to_string();
+        assert!(e.contains("not supported") && e.contains("`b`"), "{e}");
+        partition_spec(&schema, &term("bucket[4]")).unwrap();
+        partition_spec(&schema, &term("identity")).unwrap();
+    }
 }

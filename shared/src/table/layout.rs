@@ -44,11 +44,50 @@ pub fn partition_path(spec: &PartitionSpec, schema: &Schema, value: &Struct) -> 
         .zip(ptype.fields())
         .enumerate()
         .map(|(i, (f, pf))| {
-            let human = f.transform.to_human_string(&pf.field_type, value[i].as_ref());
+            let human = match value[i].as_ref() {
+                Some(lit) if !renders(&pf.field_type, lit) => raw(lit),
+                v => f.transform.to_human_string(&pf.field_type, v),
+            };
             format!("{}={}", encode(&f.name), encode(&human))
         })
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// Whether the iceberg crate can format `lit` of type `ty` as text (its JSON and its partition
+/// path) exactly and without panicking: not a NaN or an infinity (JSON has neither; the crate
+/// writes null), not a timestamp before 1970 with a fraction of a second (the crate's
+/// conversion takes a negative remainder for unsigned), nor a date, time or timestamp outside
+/// what chrono holds.
+pub fn renders(ty: &iceberg::spec::Type, lit: &iceberg::spec::Literal) -> bool {
+    use iceberg::spec::{Literal, PrimitiveLiteral as L, PrimitiveType as P, Type};
+    let (Type::Primitive(p), Literal::Primitive(v)) = (ty, lit) else { return true };
+    let epoch = chrono::DateTime::UNIX_EPOCH;
+    match (p, v) {
+        (_, L::Float(f)) => f.0.is_finite(),
+        (_, L::Double(f)) => f.0.is_finite(),
+        (P::Date, L::Int(d)) => {
+            chrono::TimeDelta::try_days(i64::from(*d)).and_then(|t| epoch.checked_add_signed(t)).is_some()
+        }
+        (P::Time, L::Long(us)) => (0..86_400_000_000).contains(us),
+        (P::Timestamp | P::Timestamptz, L::Long(us)) => {
+            (*us >= 0 || us % 1_000_000 == 0) && chrono::DateTime::from_timestamp_micros(*us).is_some()
+        }
+        (P::TimestampNs | P::TimestamptzNs, L::Long(ns)) => *ns >= 0 || ns % 1_000_000_000 == 0,
+        _ => true,
+    }
+}
+
+/// A partition value's path text where the iceberg crate cannot format it: its number.
+fn raw(lit: &iceberg::spec::Literal) -> String {
+    use iceberg::spec::{Literal, PrimitiveLiteral as L};
+    match lit {
+        Literal::Primitive(L::Int(v)) => v.to_string(),
+        Literal::Primitive(L::Long(v)) => v.to_string(),
+        Literal::Primitive(L::Float(v)) => v.0.to_string(),
+        Literal::Primitive(L::Double(v)) => v.0.to_string(),
+        other => format!("{other:?}"),
+    }
 }
 
 fn encode(s: &str) -> String {

@@ -302,10 +302,12 @@ async fn each_manifest(
     Ok(())
 }
 
-/// An entry as read, with the values the spec says it inherits from its manifest filled in.
+/// An entry as read, with the values the spec says it inherits from its manifest filled in: an
+/// added entry's sequence numbers, and any entry's in a manifest of sequence number 0 (written
+/// before the table was format 2), as Iceberg Java's `InheritableMetadataFactory` does.
 fn inherit(mut e: ManifestEntry, mf: &ManifestFile) -> ManifestEntry {
     e.snapshot_id = e.snapshot_id.or(Some(mf.added_snapshot_id));
-    if e.status == ManifestStatus::Added {
+    if e.status == ManifestStatus::Added || mf.sequence_number == 0 {
         e.sequence_number = e.sequence_number.or(Some(mf.sequence_number));
         e.file_sequence_number = e.file_sequence_number.or(Some(mf.sequence_number));
     }

@@ -17,7 +17,7 @@ use iceberg::io::{MemoryStorage, OutputFile, Storage};
 use iceberg::spec::{
     DataFile, FormatVersion, ManifestContentType, ManifestEntry, ManifestFile, ManifestList, ManifestListWriter,
     ManifestStatus, ManifestWriterBuilder, Operation, Schema, Snapshot, SnapshotReference, SnapshotSummaryCollector,
-    Summary, TableMetadata, TableMetadataBuilder,
+    Struct, Summary, TableMetadata, TableMetadataBuilder,
 };
 
 use super::TableState;
@@ -146,7 +146,7 @@ pub async fn plan_snapshot(
     let slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
     let mut by_spec: HashMap<i32, Vec<ManifestEntry>> = HashMap::new();
     for Added { spec_id, file, data_sequence_number } in change.added {
-        summary.add_file(&file, meta.current_schema().clone(), spec(meta, spec_id)?);
+        summarized(meta, spec_id, &file, |f, schema, spec| summary.add_file(f, schema, spec))?;
         by_spec.entry(spec_id).or_default().push(ManifestEntry {
             status: ManifestStatus::Added,
             snapshot_id: Some(snapshot_id),
@@ -317,7 +317,9 @@ fn removal_slots(
             let mut e = e.clone();
             if removed.contains(e.file_path()) {
                 found.insert(removed.get(e.file_path()).expect("contained").as_str());
-                summary.remove_file(&e.data_file, meta.current_schema().clone(), spec(meta, mf.partition_spec_id)?);
+                summarized(meta, mf.partition_spec_id, &e.data_file, |f, schema, spec| {
+                    summary.remove_file(f, schema, spec)
+                })?;
                 e.status = ManifestStatus::Deleted;
                 e.snapshot_id = Some(snapshot_id);
             } else {
@@ -412,6 +414,42 @@ impl<'a> Written<'a> {
         self.writes += 1;
         Ok(bytes)
     }
+}
+
+/// Counts `file` in the snapshot's summary through `count` (the collector's `add_file` or
+/// `remove_file`). The collector formats each file's partition as a path, which panics in the
+/// iceberg crate for values it cannot format (a timestamp before 1970 with a fraction of a
+/// second): such a file is counted without its partition (the per-partition summaries, which
+/// Floe does not write, are all it is missing from).
+fn summarized(
+    meta: &TableMetadata,
+    spec_id: i32,
+    file: &DataFile,
+    count: impl FnOnce(&DataFile, iceberg::spec::SchemaRef, iceberg::spec::PartitionSpecRef),
+) -> Result<()> {
+    let schema = meta.current_schema().clone();
+    let spec = spec(meta, spec_id)?;
+    let ptype = spec.partition_type(&schema)?;
+    let renders = file
+        .partition()
+        .iter()
+        .zip(ptype.fields())
+        .all(|(v, f)| v.is_none_or(|lit| crate::table::renders(&f.field_type, lit)));
+    if renders {
+        count(file, schema, spec);
+        return Ok(());
+    }
+    let mut b = iceberg::spec::DataFileBuilder::default();
+    b.content(file.content_type())
+        .file_path(file.file_path().to_string())
+        .file_format(file.file_format())
+        .partition(Struct::empty())
+        .partition_spec_id(spec_id)
+        .record_count(file.record_count())
+        .file_size_in_bytes(file.file_size_in_bytes());
+    let bare = b.build().map_err(|e| Error::Config(format!("summary of {}: {e}", file.file_path())))?;
+    count(&bare, schema, spec);
+    Ok(())
 }
 
 fn spec(meta: &TableMetadata, spec_id: i32) -> Result<iceberg::spec::PartitionSpecRef> {

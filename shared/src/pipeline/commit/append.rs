@@ -40,7 +40,8 @@ impl Committer {
             results.extend(poisoned);
             let before = results.len();
             let (take, aged): (Vec<_>, Vec<_>) = take.into_iter().partition(|r| !self.too_old(r.manifest.written_ms));
-            results.extend(aged.into_iter().map(|r| aged_result(table, &r, &settled.unsettled)));
+            let service_expires = !self.may_delete();
+            results.extend(aged.into_iter().map(|r| aged_result(table, &r, &settled.unsettled, service_expires)));
             self.ports.metrics.count("aged_manifests", (results.len() - before) as u64);
             let Rebased { take, schema, changes, refused } = rebase_all(&state, take);
             for (id, result) in refused {
@@ -192,14 +193,21 @@ fn settle(state: &TableState, known: Vec<(String, SourceState)>) -> Settled {
 }
 
 /// A manifest whose files are past the commit age limit is not committed: its files may be gone
-/// (S3 Tables removes unreferenced files after 3 days). Its sources go back to the writers to
-/// be written afresh, as an overlapping manifest's do; unless one of them is pending on a
-/// snapshot the table no longer holds: that attempt may have landed and been expired since by
-/// another engine, and writing the sources again could double them, so the message is left to
-/// the dead-letter queue for an operator.
-fn aged_result(table: &TableIdent, r: &Ready<'_>, unsettled: &HashSet<String>) -> (String, MessageResult) {
+/// (S3 Tables removes unreferenced files after 3 days; the orphan sweep deletes them past its
+/// age). Its sources go back to the writers to be written afresh, as an overlapping manifest's
+/// do. Where the catalog's service expires snapshots (`service_expires`: S3 Tables), a source
+/// pending on a snapshot the table no longer holds may have landed and been expired since, and
+/// writing it again could double it: that message is left to the dead-letter queue for an
+/// operator. Where Floe expires them, it never expires one a pending mark names, so such an
+/// attempt never landed, and its sources are written again as a fresh message's would be.
+fn aged_result(
+    table: &TableIdent,
+    r: &Ready<'_>,
+    unsettled: &HashSet<String>,
+    service_expires: bool,
+) -> (String, MessageResult) {
     let m = r.manifest;
-    if let Some(s) = m.sources.iter().find(|s| unsettled.contains(&s.id)) {
+    if let Some(s) = m.sources.iter().find(|s| service_expires && unsettled.contains(&s.id)) {
         let reason = format!(
             "batch {} is past the commit age limit and its source {} is pending on a snapshot the table no \
              longer holds (never landed, or landed and expired since): check the table's history before \

@@ -89,6 +89,15 @@ pub struct CompactPlan {
 }
 
 impl CompactPlan {
+    /// The tasks a run takes: up to `opts.max_tasks`, the most urgent (of its scope's stretch,
+    /// if it has one).
+    pub fn first_tasks(&self, opts: &CompactOptions) -> Vec<Task> {
+        match &opts.scope {
+            Some(scope) => scope.stretch(&self.tasks, opts.max_tasks),
+            None => self.tasks.iter().take(opts.max_tasks).cloned().collect(),
+        }
+    }
+
     /// Debt per partition.
     pub fn debt(&self) -> Vec<(iceberg::spec::Struct, PartitionDebt)> {
         let spec_id = self.state.metadata.default_partition_spec_id();
@@ -98,9 +107,20 @@ impl CompactPlan {
 
 /// Plans compaction of `table` from its current snapshot (reads the metadata, never writes it).
 pub async fn plan_table(ports: &Ports, table: &TableIdent, opts: &CompactOptions) -> Result<CompactPlan> {
+    let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), table)
+        .await?
+        .ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
+    plan_loaded(ports, table, state, opts).await
+}
+
+/// Plans compaction of `table` from `state`, just loaded (reads its manifests).
+pub async fn plan_loaded(
+    ports: &Ports,
+    table: &TableIdent,
+    state: TableState,
+    opts: &CompactOptions,
+) -> Result<CompactPlan> {
     let store = ports.store.as_ref();
-    let state =
-        load_table(ports.pointer.as_ref(), store, table).await?.ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
     crate::table::ensure_rewritable(&table.to_string(), &state.metadata)?;
     let mut reads = 0;
     let mut manifests = Manifests::load(store, &state.metadata, &mut reads).await?;
@@ -193,11 +213,7 @@ pub async fn compact(
     opts: &CompactOptions,
 ) -> Result<CompactReport> {
     let plan = plan_table(ports, table, opts).await?;
-    let tasks = match &opts.scope {
-        Some(scope) => scope.stretch(&plan.tasks, opts.max_tasks),
-        None => plan.tasks.iter().take(opts.max_tasks).cloned().collect(),
-    };
-    run_planned(cfg, ports, table, &plan, tasks, opts).await
+    run_planned(cfg, ports, table, &plan, plan.first_tasks(opts), opts).await
 }
 
 /// Runs `tasks` of `plan` (all of them), `opts.parallelism` at a time; each sends its rewrite

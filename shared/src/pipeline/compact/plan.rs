@@ -223,12 +223,14 @@ fn partitions(files: &[LiveFile], spec_id: i32) -> BTreeMap<String, Vec<&LiveFil
     for f in files.iter().filter(|f| f.spec_id == spec_id) {
         out.entry(format!("{:?}", f.partition)).or_default().push(f);
     }
-    // Age order, the order in which copies of a key win: compacted files first (they hold rows
-    // committed before any live level-0 file; their keys are disjoint), then level-0 files by
-    // data sequence number and path. (A compacted file's sequence number is that of the snapshot
-    // its task was planned from, newer than its rows: it may not be compared with a level-0 one.)
+    // Age order, the order in which copies of a key win: compacted files first, the highest
+    // level first (a level holds rows committed before any live file of a lower level: under a
+    // dedup window a level-2 file may hold a key's first copy and a level-1 file its later one),
+    // then level-0 files; within a level by data sequence number and path. (A compacted file's
+    // sequence number is that of the snapshot its task was planned from, newer than its rows: it
+    // may not be compared across levels.) Every kind of run takes its inputs in this one order.
     for part in out.values_mut() {
-        part.sort_by_key(|f| (f.level() == 0, f.seq, f.path.clone()));
+        part.sort_by_key(|f| (f.level() == 0, std::cmp::Reverse(f.level()), f.seq, f.path.clone()));
     }
     out
 }
@@ -394,6 +396,21 @@ mod tests {
         let d = debt(&files, 0, &policy());
         assert_eq!(d[0].1.levels, [1, 1, 1]);
         assert_eq!(d[0].1.small, 2);
+    }
+
+    /// Under a dedup window a level-2 file may hold a key's first copy and a level-1 file,
+    /// planned from the same snapshot (the same sequence number), its later copy: a full run
+    /// takes the level-2 file first, as a level-1 merge does, so both keep the first copy.
+    #[test]
+    fn every_run_takes_higher_levels_first_whatever_the_sequence_numbers() {
+        let files =
+            vec![file("L1-t", 300, 11, 1), file("L2-u", 400, 11, 1), file("L1-s", 300, 9, 1), file("a", 100, 12, 1)];
+        let full = plan(&files, 0, &Policy { full: true, ..policy() });
+        let inputs: Vec<&str> = full[0].inputs.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(inputs, ["L2-u", "L1-s", "L1-t", "a"]);
+        let l1 = plan(&files[..3], 0, &Policy { min_files: 2, ..policy() });
+        let inputs: Vec<&str> = l1[0].inputs.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(inputs, ["L2-u", "L1-s", "L1-t"], "the level-1 merge: the same order");
     }
 
     #[test]

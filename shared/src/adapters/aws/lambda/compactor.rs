@@ -29,7 +29,7 @@ use tracing::{error, info, warn};
 use crate::config::EngineConfig;
 use crate::message::MESSAGE_VERSION;
 use crate::pipeline::compact::{
-    CompactOptions, CompactPlan, CompactReport, Held, Scope, Share, Task, compact, plan_table, run_planned,
+    CompactOptions, CompactPlan, CompactReport, Held, Scope, Share, Task, compact, plan_loaded, run_planned,
 };
 use crate::ports::{Ports, Queue};
 use crate::table::load_table;
@@ -275,8 +275,9 @@ async fn compact_one(
     let Some(state) = load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await? else {
         return Ok(absent(table));
     };
-    let report = compact(&env.engine, ports, table, options).await?;
-    let orphans_deleted = sweep(ports, &state, sweep_older_than_hours).await?;
+    let plan = plan_loaded(ports, table, state, options).await?;
+    let report = run_planned(&env.engine, ports, table, &plan, plan.first_tasks(options), options).await?;
+    let orphans_deleted = sweep(ports, &plan.state, sweep_older_than_hours).await?;
     Ok(table_run(table, &report, 0, orphans_deleted))
 }
 
@@ -307,10 +308,6 @@ async fn sweep(ports: &Ports, state: &crate::table::TableState, hours: Option<u6
     Ok(sweep_orphans(ports.store.as_ref(), state, cutoff, false).await?.orphans.len())
 }
 
-/// SQS keeps a message at most 14 days: with no commit age limit, a written file may wait that
-/// long in the commit queue before it is committed.
-const SQS_MAX_RETENTION: Duration = Duration::from_secs(14 * 24 * 3600);
-
 /// The least a sweep's safety age must exceed the longest time a written file may still be
 /// committed by: the committer's age check, the swap, and the sweep's own run (between reading
 /// the table and deleting) take minutes; clocks differ by seconds.
@@ -318,20 +315,27 @@ const SWEEP_MARGIN: Duration = Duration::from_secs(6 * 3600);
 
 /// Refuses a sweep that could delete a file still on its way to a commit: its safety age must
 /// exceed, by [`SWEEP_MARGIN`], the commit age limit (`FLOE_MAX_COMMIT_AGE_HOURS`, which the
-/// committer must share), or without one the commit queue's longest retention. A file written
-/// for a manifest that waits longer than that would otherwise be deleted and then committed:
-/// its rows lost, the table naming a missing file.
+/// committer must share), past which the committer sends a file's sources back to the writers
+/// instead of committing it. Without a limit nothing bounds how long a file may wait: SQS keeps
+/// a message 14 days, but a redrive from the dead-letter queue starts that afresh, and a
+/// contended commit re-sends its message. A file of a manifest that waited longer than the
+/// sweep's age would be deleted and then committed: its rows lost, the table naming a missing
+/// file.
 fn check_sweep_age(hours: u64, max_commit_age: Option<Duration>) -> Result<()> {
-    let (waits, why) = match max_commit_age {
-        Some(limit) => (limit, "the commit age limit (FLOE_MAX_COMMIT_AGE_HOURS)"),
-        None => (SQS_MAX_RETENTION, "how long SQS may keep a manifest (14 days; FLOE_MAX_COMMIT_AGE_HOURS is not set)"),
+    let Some(limit) = max_commit_age else {
+        return Err(Error::Config(format!(
+            "sweep_older_than_hours {hours}: a sweep needs a commit age limit (FLOE_MAX_COMMIT_AGE_HOURS, set on the \
+             committer too) at least {} hours below it, or it could delete files still waiting to be committed \
+             (the Terraform module sets it a day below orphan_sweep_older_than_hours)",
+            SWEEP_MARGIN.as_secs() / 3600
+        )));
     };
-    let least = (waits + SWEEP_MARGIN).as_secs().div_ceil(3600);
+    let least = (limit + SWEEP_MARGIN).as_secs().div_ceil(3600);
     if hours < least {
         return Err(Error::Config(format!(
             "sweep_older_than_hours {hours} could delete files still waiting to be committed: it must be at least \
-             {least}, {why} plus {} hours; raise it, or set FLOE_MAX_COMMIT_AGE_HOURS (on the committer too) \
-             below it",
+             {least}, the commit age limit (FLOE_MAX_COMMIT_AGE_HOURS) plus {} hours; raise it, or lower the limit \
+             (on the committer too)",
             SWEEP_MARGIN.as_secs() / 3600
         )));
     }
@@ -445,10 +449,10 @@ async fn plan_for_tick<'a>(
     planned_ms: i64,
     keep: bool,
 ) -> Result<Planned<'a>> {
-    if load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await?.is_none() {
+    let Some(state) = load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await? else {
         return Ok(Planned { table, planned: None, messages: vec![], own: None });
-    }
-    let plan = plan_table(ports, table, options).await?;
+    };
+    let plan = plan_loaded(ports, table, state, options).await?;
     let shares: Vec<Share> = plan.shares(options.max_tasks).into_iter().take(budget).collect();
     let messages =
         shares.iter().map(|s| share_message(table, &plan, s, options, planned_ms)).collect::<Result<Vec<_>>>()?;
@@ -596,9 +600,8 @@ mod tests {
     #[test]
     fn a_sweep_must_be_older_than_any_file_still_on_its_way_to_a_commit() {
         let hours = |h: u64| Some(Duration::from_secs(h * 3600));
-        let bad = check_sweep_age(120, None).unwrap_err().to_string();
-        assert!(bad.contains("at least 342") && bad.contains("FLOE_MAX_COMMIT_AGE_HOURS"), "{bad}");
-        check_sweep_age(342, None).unwrap();
+        let bad = check_sweep_age(10_000, None).unwrap_err().to_string();
+        assert!(bad.contains("needs a commit age limit (FLOE_MAX_COMMIT_AGE_HOURS"), "{bad}");
         let bad = check_sweep_age(29, hours(24)).unwrap_err().to_string();
         assert!(bad.contains("at least 30") && bad.contains("commit age limit"), "{bad}");
         check_sweep_age(30, hours(24)).unwrap();
@@ -610,7 +613,8 @@ mod tests {
         let sample: serde_json::Value =
             serde_json::from_str(include_str!("../../../../../events/compactor/daily-sweep.json")).unwrap();
         let detail: Detail = serde_json::from_value(sample["detail"].clone()).unwrap();
-        check_sweep_age(detail.sweep_older_than_hours.unwrap(), None).expect("the sample sweep event is safe anywhere");
+        check_sweep_age(detail.sweep_older_than_hours.unwrap(), hours(336))
+            .expect("the sample event, as the module deploys it");
     }
 
     #[test]
