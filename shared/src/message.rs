@@ -82,6 +82,9 @@ pub struct DataFileMeta {
     pub value_counts: BTreeMap<i32, u64>,
     /// Nulls per field id.
     pub null_value_counts: BTreeMap<i32, u64>,
+    /// NaNs per float and double field id (empty from writers older than it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nan_value_counts: BTreeMap<i32, u64>,
     /// Lower bounds per field id (base64 of the binary single-value serialization).
     pub lower_bounds: BTreeMap<i32, String>,
     /// Upper bounds per field id, likewise.
@@ -394,6 +397,7 @@ impl DataFileMeta {
             column_sizes: metrics.column_sizes.clone(),
             value_counts: metrics.value_counts.clone(),
             null_value_counts: metrics.null_value_counts.clone(),
+            nan_value_counts: metrics.nan_value_counts.clone(),
             lower_bounds: enc(&metrics.lower_bounds)?,
             upper_bounds: enc(&metrics.upper_bounds)?,
             split_offsets: metrics.split_offsets.clone(),
@@ -467,6 +471,7 @@ impl DataFileMeta {
             .column_sizes(self.column_sizes.iter().map(|(k, v)| (*k, *v)).collect())
             .value_counts(self.value_counts.iter().map(|(k, v)| (*k, *v)).collect())
             .null_value_counts(self.null_value_counts.iter().map(|(k, v)| (*k, *v)).collect())
+            .nan_value_counts(self.nan_value_counts.iter().map(|(k, v)| (*k, *v)).collect())
             .lower_bounds(dec(&self.lower_bounds)?)
             .upper_bounds(dec(&self.upper_bounds)?)
             .split_offsets(Some(self.split_offsets.clone()));

@@ -35,6 +35,10 @@ pub struct FileMetrics {
     pub value_counts: BTreeMap<i32, u64>,
     /// Nulls per column.
     pub null_value_counts: BTreeMap<i32, u64>,
+    /// NaNs per float and double column not inside a list or map (zeros included: readers
+    /// take a missing count for "no NaN", and Iceberg's strict metrics evaluator would then
+    /// prove `x < 5` of every row of a file holding a NaN).
+    pub nan_value_counts: BTreeMap<i32, u64>,
     /// Lower bounds of top-level and struct-nested primitive columns.
     pub lower_bounds: BTreeMap<i32, Datum>,
     /// Upper bounds, likewise.
@@ -71,12 +75,62 @@ pub fn write_parquet<B: std::borrow::Borrow<RecordBatch>>(
 ) -> Result<(Bytes, FileMetrics)> {
     let mut buf = Vec::new();
     let mut writer = ArrowWriter::try_new(&mut buf, arrow_schema.clone(), Some(props))?;
+    let mut nans = BTreeMap::new();
     for b in batches {
-        writer.write(b?.borrow())?;
+        let b = b?;
+        let b = b.borrow();
+        for (array, field) in b.columns().iter().zip(b.schema_ref().fields()) {
+            count_nans(array.as_ref(), field, None, &mut nans);
+        }
+        writer.write(b)?;
     }
     let meta = writer.close()?;
-    let metrics = metrics_from_footer(&meta, schema)?;
+    let mut metrics = metrics_from_footer(&meta, schema)?;
+    metrics.nan_value_counts = nans;
     Ok((Bytes::from(buf), metrics))
+}
+
+/// Adds the NaNs of `array` (field `field`, under parents valid where `parent` says) to `out`,
+/// by field id, for float and double columns at any depth of structs: the columns that get
+/// bounds. A value under a null parent is no value.
+fn count_nans(
+    array: &dyn arrow_array::Array,
+    field: &arrow_schema::Field,
+    parent: Option<&arrow_buffer::NullBuffer>,
+    out: &mut BTreeMap<i32, u64>,
+) {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Float64Type};
+    use arrow_schema::DataType;
+    let valid = arrow_buffer::NullBuffer::union(parent, array.logical_nulls().as_ref());
+    let id = || field.metadata().get(parquet::arrow::PARQUET_FIELD_ID_META_KEY).and_then(|v| v.parse::<i32>().ok());
+    fn nans<T: Copy>(values: &[T], valid: Option<&arrow_buffer::NullBuffer>, is_nan: impl Fn(T) -> bool) -> u64 {
+        match valid {
+            None => values.iter().filter(|v| is_nan(**v)).count() as u64,
+            Some(v) => values.iter().zip(v.iter()).filter(|(x, ok)| *ok && is_nan(**x)).count() as u64,
+        }
+    }
+    match field.data_type() {
+        DataType::Float32 => {
+            if let Some(id) = id() {
+                *out.entry(id).or_default() +=
+                    nans(array.as_primitive::<Float32Type>().values(), valid.as_ref(), f32::is_nan);
+            }
+        }
+        DataType::Float64 => {
+            if let Some(id) = id() {
+                *out.entry(id).or_default() +=
+                    nans(array.as_primitive::<Float64Type>().values(), valid.as_ref(), f64::is_nan);
+            }
+        }
+        DataType::Struct(fields) => {
+            let s = array.as_struct();
+            for (child, f) in s.columns().iter().zip(fields) {
+                count_nans(child.as_ref(), f, valid.as_ref(), out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Translates a Parquet footer into Iceberg metrics for `schema`.
@@ -269,6 +323,49 @@ fn mark_uuids(field: &arrow_schema::Field, schema: &Schema) -> arrow_schema::Fie
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NaNs are counted per float and double column, zeros included, never a NaN under a null
+    /// (the value or its struct), and summed over the batches of a file.
+    #[test]
+    fn nan_counts_cover_every_float_column_outside_lists() {
+        use iceberg::spec::{NestedField, StructType};
+        let schema = Schema::builder()
+            .with_fields(vec![
+                Arc::new(NestedField::optional(1, "x", Type::Primitive(PrimitiveType::Double))),
+                Arc::new(NestedField::optional(2, "y", Type::Primitive(PrimitiveType::Float))),
+                Arc::new(NestedField::optional(
+                    3,
+                    "s",
+                    Type::Struct(StructType::new(vec![Arc::new(NestedField::optional(
+                        4,
+                        "z",
+                        Type::Primitive(PrimitiveType::Double),
+                    ))])),
+                )),
+            ])
+            .build()
+            .unwrap();
+        let arrow = arrow_schema(&schema).unwrap();
+        let arrow_schema::DataType::Struct(sf) = arrow.field(2).data_type() else { panic!("struct") };
+        let batch = |x: Vec<Option<f64>>, z: Vec<Option<f64>>, s_valid: Vec<bool>| {
+            let n = x.len();
+            let z = arrow_array::Float64Array::from(z);
+            let s = arrow_array::StructArray::try_new(sf.clone(), vec![Arc::new(z)], Some(s_valid.into())).unwrap();
+            let y = arrow_array::Float32Array::from(vec![1.0f32; n]);
+            RecordBatch::try_new(
+                arrow.clone(),
+                vec![Arc::new(arrow_array::Float64Array::from(x)), Arc::new(y), Arc::new(s)],
+            )
+            .unwrap()
+        };
+        let nan = f64::NAN;
+        let b1 =
+            batch(vec![Some(1.0), Some(nan), None], vec![Some(nan), Some(nan), Some(0.0)], vec![true, false, true]);
+        let b2 = batch(vec![Some(nan), Some(-0.0)], vec![None, Some(nan)], vec![true, true]);
+        let props = writer_properties("zstd", 1024).unwrap();
+        let (_, m) = write_parquet([Ok(b1), Ok(b2)], &arrow, &schema, props).unwrap();
+        assert_eq!(m.nan_value_counts, BTreeMap::from([(1, 2), (2, 0), (4, 2)]));
+    }
 
     #[test]
     fn uuid_columns_get_parquets_uuid_logical_type() {
