@@ -106,3 +106,22 @@ def test_nan_counts_keep_another_engines_delete_from_taking_nan_rows(tmp_path):
     assert [f.file.nan_value_counts for f in t.scan().plan_files()] == [{x: 1}]
     t.delete("x < 5")
     assert [r["id"] for r in table(wh, "edge.nans").scan().to_arrow().to_pylist()] == [2]
+
+
+def test_values_no_partition_or_time_of_day_carries_are_quarantined_alone(tmp_path):
+    """A date beyond ~200,000 years under a `year` partition (the transform would give a null
+    partition, and a reader's pruning would lose the row) and a time of day outside 00:00-24:00
+    are quarantined with their reason; the good file of the same batch lands."""
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    src.mkdir()
+    fields = [{"name": "id", "type": "long"}, {"name": "d", "type": {"type": "int", "logicalType": "date"}},
+              {"name": "t", "type": {"type": "long", "logicalType": "time-micros"}}]
+    write(src / "a-good.avro", fields, [{"id": 1, "d": 19_000, "t": 3_600_000_000}])
+    write(src / "b-far.avro", fields, [{"id": 2, "d": 100_000_000, "t": 0}])
+    write(src / "c-time.avro", fields, [{"id": 3, "d": 19_000, "t": -5}])
+    floe("ingest", src, "--warehouse", wh, "--table", "edge.far", "--partition-by", "year(d)",
+         "--batch-objects", 10, expect=2)
+    assert [r["id"] for r in table(wh, "edge.far").scan().to_arrow().to_pylist()] == [1]
+    listed = floe("quarantine", "list", "--warehouse", wh).stdout
+    assert "b-far.avro" in listed and "`d` holds the date 100000000 days" in listed, listed
+    assert "c-time.avro" in listed and "`t` holds the time -5 µs" in listed, listed

@@ -16,4 +16,5 @@ pub mod create;
 pub mod gather;
 pub mod ingest;
 pub mod quarantine;
+pub mod ranges;
 pub mod write;

@@ -109,6 +109,9 @@ fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> R
         let why = |e: Error| Rejection::new("schema", format!("routing by {route}: {e}"));
         batches = batches.iter().map(|b| route.filter(b).map_err(why)).collect::<Result<_, _>>()?;
     }
+    for b in &batches {
+        super::ranges::check(b, table)?;
+    }
     Ok(ReadObject { batches, evolution: Box::new(evolution) })
 }
 
