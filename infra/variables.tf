@@ -222,7 +222,7 @@ variable "routes" {
 }
 
 variable "landing_noncurrent_version_days" {
-  description = "Days an overwritten or deleted landing object's old version is kept (the writer reads the version a notification names; keep it longer than the ingest queue's retention)."
+  description = "Days an overwritten or deleted landing object's old version is kept (the writer reads the version a notification names; keep it longer than the ingest queue's retention, and longer than you may take to redrive its dead-letter queue: a redrive starts the retention afresh, and a version gone by then is reported as superseded, its rows not landed)."
   type        = number
   default     = 15
   validation {

@@ -613,7 +613,9 @@ async fn overwritten_object_lands_what_each_notification_names(versioned: bool) 
     }
     if versioned {
         // The version records[0] names is deleted (a lifecycle expiry) before its notification is
-        // redelivered to a writer of another table: recorded as superseded, never a failing batch.
+        // redelivered to a writer of another table: recorded as superseded and reported to the
+        // dead-letter queue, never a failing batch.
+        let (dlq_url, _) = env.queue("late-dlq").await;
         let announced =
             version_ids.values().flatten().find(|v| records[0]["body"].as_str().unwrap().contains(v.as_str()));
         let announced = announced.expect("the version records[0] names").clone();
@@ -624,15 +626,30 @@ async fn overwritten_object_lands_what_each_notification_names(versioned: bool) 
             engine: EngineConfig::default(),
             router: Router::new(None, table.clone()),
             warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
-            dead_letters: None,
+            dead_letters: Some(SqsQueue::new(env.clients.sqs.clone(), &dlq_url)),
             tables: Default::default(),
             create_wait: Duration::ZERO,
         };
         let one = serde_json::json!({ "Records": [records[0].clone()] });
-        let response = handle_writer(&writer_env, &ports, one).await.expect("writer");
+        let response = handle_writer(&writer_env, &ports, one.clone()).await.expect("writer");
         assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
         let untouched = ports.commit_queue.receive(10, Duration::from_secs(1)).await.expect("receive");
         assert!(untouched.is_empty(), "an object that cannot define the table asks for no table: {untouched:?}");
+        // Once the table exists (defined by the other version), the gone version is refused
+        // inside the writer's batch: reported all the same.
+        create_on_first_sight(&writer_env, &ports, serde_json::json!({ "Records": [records[1].clone()] })).await;
+        let response = handle_writer(&writer_env, &ports, one).await.expect("writer");
+        assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+        let (reports, _) = env.sqs_event(&dlq_url, 2, Duration::from_secs(10)).await;
+        let kinds: Vec<String> = reports["Records"]
+            .as_array()
+            .expect("records")
+            .iter()
+            .map(|r| {
+                serde_json::from_str::<serde_json::Value>(r["body"].as_str().unwrap()).unwrap()["kind"].to_string()
+            })
+            .collect();
+        assert_eq!(kinds, ["\"superseded\"", "\"superseded\""], "both refusals reported");
         let late: Vec<_> = ports.ledger.quarantined().await.expect("quarantine").into_iter().collect();
         assert!(
             late.iter().any(|r| r.table.as_deref() == Some("default.late") && r.rejection.kind == "superseded"),

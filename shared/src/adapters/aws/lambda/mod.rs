@@ -219,6 +219,14 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
                     env.tables.evict(&table);
                 }
                 refused.extend(o.quarantined.into_iter().map(|(o, r)| (Some(table.clone()), o, r)));
+                // A notified version gone before its read: on a versioned bucket its rows are
+                // lost (a lifecycle expiry, a delete, a redrive later than the old versions are
+                // kept), so an operator hears of it as of any refused object.
+                let gone = o.superseded.into_iter().map(|o| {
+                    let r = crate::pipeline::write::superseded(&o);
+                    (Some(table.clone()), o, r)
+                });
+                refused.extend(gone);
             }
             Err(Error::NoTableDefinition { refused: none_fit, .. }) => {
                 // Nothing here can define the table: every object is refused, with its reason.
