@@ -242,9 +242,9 @@ variable "landing_expiration_days" {
 }
 
 variable "claim_check_days" {
-  description = "Days claim checks (commit messages too large for SQS, kept under <warehouse>/_floe/claims/) live; longer than the commit queue's retention."
+  description = "Days a claim check (a commit message too large for SQS, kept under <warehouse>/_floe/claims/) lives if its message is never settled; the committer deletes it once it settles the message. Longer than a message may wait, dead-letter queue redrives included (a redrive starts SQS's retention afresh): a message whose claim check is gone cannot be read."
   type        = number
-  default     = 15
+  default     = 90
   validation {
     condition     = var.claim_check_days >= 15
     error_message = "claim_check_days must be at least 15 (SQS keeps a message up to 14 days)."

@@ -232,6 +232,60 @@ async fn large_manifests_travel_by_claim_check() {
     assert_eq!(claims.len(), 1, "stored once under the claim check prefix");
 }
 
+/// A claim-checked message the committer settles has its claim check deleted; one it leaves
+/// for redelivery keeps it (it will be read again).
+async fn settled_claim_checks_are_deleted(
+    env: &Env,
+    ports: &Ports,
+    committer: &Mutex<Committer>,
+    queue: &SqsQueue,
+    requeue: &SqsQueue,
+    table: &str,
+) {
+    // A manifest of sources without rows (empty objects: no files), too big for one message.
+    let sources: Vec<floe::message::SourceRef> = (0..3000)
+        .map(|i| floe::message::SourceRef {
+            id: format!("s3://{}/empty/{i:05}-{}.avro#etag", env.bucket("landing"), "x".repeat(60)),
+            uri: format!("s3://{}/empty/{i:05}-{}.avro", env.bucket("landing"), "x".repeat(60)),
+            size: 0,
+            rows: 0,
+            version_id: None,
+            created_ms: None,
+        })
+        .collect();
+    let state = floe::table::load_table(ports.pointer.as_ref(), ports.store.as_ref(), &table.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    let manifest = floe::message::FileManifest {
+        version: floe::message::MESSAGE_VERSION,
+        table: table.parse().unwrap(),
+        batch_id: "claim-checked".into(),
+        schema_id: state.metadata.current_schema_id(),
+        spec_id: state.metadata.default_partition_spec_id(),
+        sources,
+        files: vec![],
+        evolution: None,
+        written_ms: Some(chrono_now_ms()),
+    };
+    let body = manifest.to_json().unwrap();
+    assert!(body.len() > 240 * 1024, "{} bytes: a claim check", body.len());
+    ports.commit_queue.send(body).await.expect("send");
+    ports.commit_queue.send(format!("{{\"not a manifest\": \"{}\"}}", "y".repeat(300 * 1024))).await.expect("send");
+    let claims = || async { ports.store.list(&env.settings.claim_check_prefix).await.expect("list").len() };
+    assert_eq!(claims().await, 2);
+    let (event, receipts) = env.sqs_event(&env.settings.commit_queue_url, 2, Duration::from_secs(10)).await;
+    let ev: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).expect("sqs event");
+    let response = handle_committer(committer, queue, requeue, ev).await;
+    assert_eq!(response.batch_item_failures.len(), 1, "only the bad message stays: {:?}", response.batch_item_failures);
+    assert_eq!(claims().await, 1, "the settled manifest's claim check is gone, the other kept");
+    env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+}
+
+fn chrono_now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
 async fn drop_files(env: &Env, n: u64) -> (Vec<String>, usize) {
     let spec = EventsSpec { events_per_file: 300, ..Default::default() };
     let mut keys = vec![];
@@ -344,6 +398,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
     env.delete_all(&env.settings.commit_queue_url, &receipts).await;
     check_metrics_and_changelog(&emf, &ports, &table_name.parse().unwrap(), rows).await;
+    settled_claim_checks_are_deleted(&env, &ports, &committer, &queue, &requeue, &table_name).await;
 
     // The compactor function (a full compaction), then the committer over its rewrite requests.
     let table: floe::TableIdent = table_name.parse().unwrap();

@@ -127,6 +127,17 @@ impl Queue for SqsQueue {
 }
 
 impl SqsQueue {
+    /// Deletes the claim check `body` points to, if it is one: its message is settled (every
+    /// effect of it is durable elsewhere), so nothing will read it again. Best effort: a claim
+    /// left behind expires with the bucket's lifecycle rule.
+    pub async fn discard_claim(&self, body: &str) {
+        if let (Some(uri), Some((store, _))) = (body.strip_prefix(CLAIM_PREFIX), &self.claims)
+            && let Err(e) = store.delete(uri).await
+        {
+            tracing::warn!(claim = %uri, error = %e, "could not delete a settled message's claim check");
+        }
+    }
+
     /// Follows a claim check, if the body is one.
     pub async fn resolve(&self, body: &str) -> Result<String, PortError> {
         match (body.strip_prefix(CLAIM_PREFIX), &self.claims) {

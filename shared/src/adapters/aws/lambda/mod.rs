@@ -283,7 +283,10 @@ pub async fn commit_messages(queue: &SqsQueue, event: &SqsEvent) -> Vec<std::res
 /// ingest queue (`requeue`) as S3 notifications, so a writer picks them up again. Messages that
 /// found the lock held for the whole wait are sent again as new messages (the same body, a
 /// claim check stays a claim check) and the originals acknowledged: lock contention must never
-/// count towards a dead-letter queue's receive limit.
+/// count towards a dead-letter queue's receive limit. The claim check of a message settled
+/// otherwise is deleted (a contended one keeps its own: its copy points to it), so claim checks
+/// live only as long as their messages may still be read: the bucket's lifecycle rule for them
+/// is a backstop, which must outlast any message left unsettled (dead-letter queues included).
 pub async fn handle_committer(
     committer: &Mutex<Committer>,
     queue: &SqsQueue,
@@ -302,7 +305,11 @@ pub async fn handle_committer(
     committer.lock().await.faults().hit(FaultPoint::CommitterBeforeAck).await;
     let raw =
         |id: &str| event.records.iter().find(|r| r.message_id.as_deref() == Some(id)).and_then(|r| r.body.clone());
+    let mut settled = vec![];
     for (id, r) in outcome.results {
+        if !matches!(r, MessageResult::Contended) {
+            settled.push(id.clone());
+        }
         match r {
             MessageResult::Contended => {
                 let sent = match raw(&id) {
@@ -325,6 +332,11 @@ pub async fn handle_committer(
                 warn!(message = %id, result = ?r, "not committed now; left for redelivery");
                 failed.push(id);
             }
+        }
+    }
+    for id in settled.iter().filter(|id| !failed.contains(id)) {
+        if let Some(body) = raw(id) {
+            queue.discard_claim(&body).await;
         }
     }
     failures(failed)
