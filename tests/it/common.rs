@@ -154,3 +154,24 @@ pub fn counts(ids: &[String]) -> HashMap<&str, usize> {
     }
     m
 }
+
+/// Rolls `table` back to `snapshot`, as Iceberg's `rollback_to_snapshot` does (another engine):
+/// `main` points to it again, in a new metadata file the pointer swaps to.
+pub async fn roll_back(ports: &Ports, table: &TableIdent, snapshot: i64) {
+    let state = load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await.unwrap().unwrap();
+    let meta = iceberg::spec::TableMetadataBuilder::new_from_metadata(
+        state.metadata.as_ref().clone(),
+        Some(state.pointer.metadata_location.clone()),
+    )
+    .set_ref(
+        "main",
+        iceberg::spec::SnapshotReference::new(snapshot, iceberg::spec::SnapshotRetention::branch(None, None, None)),
+    )
+    .unwrap()
+    .build()
+    .unwrap()
+    .metadata;
+    let location = format!("{}/metadata/{}-rollback.metadata.json", meta.location(), uuid::Uuid::new_v4());
+    ports.store.put(&location, floe::table::metadata_json(&meta).unwrap()).await.unwrap();
+    ports.pointer.swap(table, &state.pointer, &location).await.unwrap();
+}

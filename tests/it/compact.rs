@@ -750,3 +750,38 @@ async fn a_failed_task_fails_its_run_after_the_others_sent_their_requests() {
     let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&msgs).await;
     assert!(out.results.iter().all(|(_, r)| matches!(r, MessageResult::Committed { .. })), "{:?}", out.results);
 }
+
+/// Another engine rolls the table back past a compaction: the compaction's inputs are live
+/// again, and the same plan (the same task ids) compacts them again; a task that landed only in
+/// a snapshot rolled away from is not a duplicate. Every key once throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compaction_rolled_back_by_another_engine_can_land_again() {
+    let h = Harness::new();
+    let cfg = events_table("ev.rolled");
+    let objects = h.events("in", 6, 200, 51, 0.0).await;
+    let batches = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, objects.clone(), &batches).await.unwrap();
+    let level_zero = |c: &TableContents| {
+        c.files.iter().filter(|(p, _, _)| !p.rsplit('/').next().unwrap_or_default().starts_with('L')).count()
+    };
+    let before = level_zero(&contents(&h.ports, &cfg.table).await);
+    assert!(before >= 6);
+    let snapshot = floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table)
+        .await
+        .unwrap()
+        .unwrap()
+        .metadata
+        .current_snapshot_id()
+        .unwrap();
+    let full = CompactOptions { full: true, parallelism: 2, ..Default::default() };
+    let (_, first) = compact_and_commit(&h.engine, &h.ports, &cfg.table, &full, Duration::from_secs(60)).await.unwrap();
+    assert!(first.rewrites > 0);
+    assert_eq!(level_zero(&contents(&h.ports, &cfg.table).await), 0);
+    roll_back(&h.ports, &cfg.table, snapshot).await;
+    assert_eq!(level_zero(&contents(&h.ports, &cfg.table).await), before, "the compaction rolled away");
+    let (_, again) = compact_and_commit(&h.engine, &h.ports, &cfg.table, &full, Duration::from_secs(60)).await.unwrap();
+    assert_eq!(again.rewrites, first.rewrites, "the same tasks land again");
+    let after = contents(&h.ports, &cfg.table).await;
+    assert_eq!(level_zero(&after), 0);
+    assert_eq!(counts(&after.event_ids()), counts(&source_event_ids(&objects)), "every key once");
+}

@@ -262,24 +262,13 @@ async fn shares_planned_before_a_rollback_plan_again_from_the_rolled_back_table(
     let run = tick(&env, &h, &shares).await;
     assert!(run.shares_sent > 0, "{run:?}");
     // Its own share's requests are rejected below: planned from a snapshot no longer in the
-    // table's history. Roll back as Iceberg's rollback_to_snapshot does: main to the old one.
-    let state =
-        floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
-    let meta = iceberg::spec::TableMetadataBuilder::new_from_metadata(
-        state.metadata.as_ref().clone(),
-        Some(state.pointer.metadata_location.clone()),
-    )
-    .set_ref(
-        "main",
-        iceberg::spec::SnapshotReference::new(before, iceberg::spec::SnapshotRetention::branch(None, None, None)),
-    )
-    .unwrap()
-    .build()
-    .unwrap()
-    .metadata;
-    let location = format!("{}/metadata/99999-rollback.metadata.json", meta.location());
-    h.ports.store.put(&location, floe::table::metadata_json(&meta).unwrap()).await.unwrap();
-    h.ports.pointer.swap(&cfg.table, &state.pointer, &location).await.unwrap();
+    // table's history.
+    roll_back(&h.ports, &cfg.table, before).await;
+    let meta = floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table)
+        .await
+        .unwrap()
+        .unwrap()
+        .metadata;
     let kept = contents(&h.ports, &cfg.table).await.event_ids();
     assert_eq!(counts(&kept).len(), kept.len(), "each key once before");
 

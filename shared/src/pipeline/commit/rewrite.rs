@@ -294,7 +294,8 @@ struct View<'a> {
     state: &'a TableState,
     /// Live files: record count and data sequence number.
     live: HashMap<&'a str, (u64, i64)>,
-    /// Task ids named by a snapshot of the history.
+    /// Task ids named by a snapshot of the current snapshot's ancestry (after a rollback, a
+    /// task of a snapshot rolled away from has not landed: its inputs are live again).
     landed: HashSet<&'a str>,
     /// Whether the table has row-level delete files.
     deletes: bool,
@@ -310,9 +311,11 @@ impl<'a> View<'a> {
             .live_parsed()
             .map(|(_, e)| (e.file_path(), (e.record_count(), e.sequence_number().unwrap_or(i64::MAX))))
             .collect();
-        let landed = state
-            .metadata
-            .snapshots()
+        let meta = &state.metadata;
+        let ancestry = std::iter::successors(meta.current_snapshot(), |s| {
+            s.parent_snapshot_id().and_then(|p| meta.snapshot_by_id(p))
+        });
+        let landed = ancestry
             .filter_map(|s| s.summary().additional_properties.get(TASK_PROPERTY))
             .flat_map(|tasks| tasks.split(','))
             .collect();

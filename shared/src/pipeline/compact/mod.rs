@@ -401,12 +401,25 @@ fn merge(
     batch_key: &str,
     bytes_per_row: f64,
 ) -> Result<Vec<(DataFileMeta, Bytes)>> {
+    let rows = |bs: &[RecordBatch]| bs.iter().map(|b| b.num_rows() as u64).sum::<u64>();
+    let rows_in = rows(&batches);
     let batches = found.drop_from(table, batches)?;
+    let older = rows_in - rows(&batches);
     let mut files = vec![];
-    encode(table, cfg, batches, batch_key, bytes_per_row, &mut |meta, body| {
+    let duplicates = encode(table, cfg, batches, batch_key, bytes_per_row, &mut |meta, body| {
         files.push((meta, body));
         Ok(())
-    })?;
+    })? as u64;
+    // Every row read is accounted for: written, or dropped as a later copy of a key (one an
+    // older file holds, or another input's). A row lost between them would otherwise pass as a
+    // duplicate (the request's count is rows in minus rows out).
+    let written: u64 = files.iter().map(|(m, _)| m.record_count).sum();
+    if written + older + duplicates != rows_in {
+        return Err(Error::Internal(format!(
+            "{rows_in} rows read, {older} dropped as keys older files hold, {duplicates} duplicates, but {written} \
+             written"
+        )));
+    }
     Ok(files)
 }
 
