@@ -95,6 +95,12 @@ resource "aws_lambda_event_source_mapping" "committer" {
       error_message = "committer_batch_size above 10 needs a batching window: set committer_batching_window_seconds to at least 1 (an SQS event source's rule)."
     }
   }
+  # The least an SQS event source allows: without it the pollers invoke up to five at once and
+  # all but one are throttled (reserved concurrency 1), each throttle a receive toward the
+  # dead-letter queue. One invocation may still be throttled while another runs.
+  scaling_config {
+    maximum_concurrency = 2
+  }
 }
 
 # The compactor's other source: the shares of a tick's plan that the tick did not run itself.

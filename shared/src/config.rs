@@ -316,6 +316,14 @@ impl Default for EngineConfig {
 }
 
 impl EngineConfig {
+    /// The commit age limit that applies: [`max_commit_age`](Self::max_commit_age), or, where
+    /// the catalog's service removes unreferenced files itself (`manages_files`: S3 Tables),
+    /// [`MANAGED_MAX_COMMIT_AGE`]. Writers and compactors read it too: a file they find already
+    /// written is reused only while well inside it.
+    pub fn commit_age_limit(&self, manages_files: bool) -> Option<std::time::Duration> {
+        self.max_commit_age.or_else(|| manages_files.then_some(MANAGED_MAX_COMMIT_AGE))
+    }
+
     /// Limits sized for a process of `memory_mib` MiB (a Lambda's memory setting): a writer
     /// holds one source object's bytes while it decodes it, every accepted object's decoded data
     /// until the batch is encoded, and a sorted copy of it while encoding; the defaults leave

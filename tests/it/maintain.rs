@@ -499,3 +499,63 @@ async fn files_waiting_past_the_sweeps_age_are_swept_and_written_again_never_com
         "every key once, read from files that exist"
     );
 }
+
+/// A batch whose files waited past the commit age limit goes back to the writers. If the
+/// writer then finds those very files still there (no sweep has run yet), it must not hand the
+/// committer their old age again: the sources would circle between writer and committer until
+/// a sweep deleted the files. It writes the same bytes under fresh names, and the batch lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_found_too_old_to_commit_are_written_afresh_and_their_batch_lands() {
+    let h = Harness::new();
+    let cfg = events_table("ev.refreshed");
+    let objects = h.events("in", 1, 100, 43, 0.0).await;
+    let (state, _) = ensure_table(&h.ports, &h.engine, &cfg, &h.warehouse, &objects).await.unwrap();
+    let t = WriterTable::from_metadata(&cfg.table, &state.metadata).unwrap();
+    let hours = |n: u64| Duration::from_secs(n * 3600);
+    let limited = floe::config::EngineConfig { max_commit_age: Some(hours(12)), ..h.engine.clone() };
+    let mut committer = Committer::new(limited.clone(), h.ports.clone());
+    write(&limited, &h.ports, &t, objects.clone()).await.unwrap();
+    let mut waiting = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
+    let mut manifest = floe::message::FileManifest::from_json(&waiting[0].body).unwrap();
+    let then = std::time::SystemTime::now() - hours(30);
+    manifest.written_ms = Some(then.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64);
+    waiting[0].body = manifest.to_json().unwrap();
+    for f in &manifest.files {
+        let file = std::fs::File::options().write(true).open(local::uri_to_path(&f.path).unwrap()).unwrap();
+        file.set_modified(then).unwrap();
+    }
+    let out = committer.commit(&waiting).await;
+    assert!(matches!(&out.results[0].1, MessageResult::Overlap { .. }), "{:?}", out.results);
+    h.ports.commit_queue.ack(&waiting[0].receipt).await.unwrap();
+    // Written again: the same bytes, found 30 hours old, go to new names.
+    write(&limited, &h.ports, &t, objects.clone()).await.unwrap();
+    let again = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
+    let rewritten = floe::message::FileManifest::from_json(&again[0].body).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let age = now - rewritten.written_ms.unwrap();
+    assert!(age < 600_000, "written {age} ms ago, not 30 hours");
+    let old: HashSet<&str> = manifest.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(rewritten.files.len(), manifest.files.len());
+    for f in &rewritten.files {
+        assert!(!old.contains(f.path.as_str()), "{} is a file found too old", f.path);
+        assert_eq!(h.ports.store.head(&f.path).await.unwrap().size, f.file_size_in_bytes);
+    }
+    let out = committer.commit(&again).await;
+    assert!(matches!(&out.results[0].1, MessageResult::Committed { .. }), "{:?}", out.results);
+    h.ports.commit_queue.ack(&again[0].receipt).await.unwrap();
+    assert_eq!(
+        counts(&contents(&h.ports, &cfg.table).await.event_ids()),
+        counts(&source_event_ids(&objects)),
+        "every key once"
+    );
+    // Within half the limit, a file found is reused as before (a redelivered batch's own files).
+    let fresh = h.events("fresh", 1, 50, 44, 0.0).await;
+    write(&limited, &h.ports, &t, fresh.clone()).await.unwrap();
+    write(&limited, &h.ports, &t, fresh.clone()).await.unwrap();
+    let twice = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
+    let paths = |m: &str| {
+        floe::message::FileManifest::from_json(m).unwrap().files.into_iter().map(|f| f.path).collect::<Vec<_>>()
+    };
+    assert_eq!(twice.len(), 2);
+    assert_eq!(paths(&twice[0].body), paths(&twice[1].body));
+}

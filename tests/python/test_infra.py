@@ -591,6 +591,8 @@ def test_roles_are_least_privilege(deployed):
 
     # One committer; visibility timeouts 6x the consumer's timeout; dead-letter queues.
     assert fn["committer"]["reserved_concurrent_executions"] == 1
+    esm = {a.split(".")[-1]: v for a, v in res.items() if ".aws_lambda_event_source_mapping." in a}
+    assert esm["committer"]["scaling_config"] == [{"maximum_concurrency": 2}], "the fewest pollers SQS allows"
     queues = {v["name"]: v for a, v in res.items() if ".aws_sqs_queue." in a}
     prefix = fn["writer"]["function_name"].rsplit("-", 1)[0]
     assert queues[f"{prefix}-ingest"]["visibility_timeout_seconds"] == 6 * fn["writer"]["timeout"]

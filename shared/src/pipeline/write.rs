@@ -21,7 +21,7 @@ use crate::convert::{avro, conform, parquet, schema};
 use crate::fault::FaultPoint;
 use crate::message::{DataFileMeta, FileManifest, MESSAGE_VERSION, SchemaEvolution, SourceRef};
 use crate::ports::{ObjectMeta, Ports, QuarantineRecord, SourceState};
-use crate::table::{WriterTable, data_file_uri, partition_path};
+use crate::table::{WriterTable, data_file_uri, partition_path, refreshed_data_file_uri};
 use crate::{Error, Rejection, Result};
 
 /// The identity of a source object: its URI and content version.
@@ -296,8 +296,9 @@ pub async fn write(
     });
     let mut files = vec![];
     let mut written_ms = Some(chrono::Utc::now().timestamp_millis());
-    while let Some((meta, body)) = rx.recv().await {
-        written_ms = oldest(written_ms, put_data_file(ports, &meta.path, body).await?);
+    while let Some((mut meta, body)) = rx.recv().await {
+        let (path, at) = put_data_file(ports, cfg, &meta.path, body).await?;
+        (meta.path, written_ms) = (path, oldest(written_ms, at));
         out.rows_out += meta.record_count;
         files.push(meta);
     }
@@ -379,28 +380,54 @@ pub(crate) fn superseded(obj: &ObjectMeta) -> Rejection {
     Rejection::new(SUPERSEDED, why)
 }
 
-/// Uploads a data file create-only. Its name carries a digest of its bytes, so an object already
-/// there of the same size holds these very bytes (an earlier attempt of the same batch) and is
-/// kept. A conflict with no such object (S3's 409 for a concurrent conditional write still in
-/// flight) fails the batch, to be written again: a manifest never names a file that is not there.
+/// Uploads a data file create-only; returns where it lives and when its bytes were written
+/// (now, or the kept object's modification time, `None` if the store does not say: what the
+/// committer's age limit judges).
 ///
-/// Returns when the file's bytes were written: now, or the kept object's modification time
-/// (`None` if the store does not say), which is what the committer's age limit judges.
-pub(crate) async fn put_data_file(ports: &Ports, uri: &str, body: Bytes) -> Result<Option<i64>> {
+/// Its name carries a digest of its bytes, so an object already there of the same size holds
+/// these very bytes (an earlier attempt of the same batch) and is kept, unless it was written
+/// more than half the commit age limit ago: a message naming it would reach the committer too
+/// old to commit, be sent back, and find the same file again until the orphan sweep deleted
+/// it. Those bytes go to a fresh name instead ([`refreshed_data_file_uri`]); the old file,
+/// never committed, is left to the sweep. A conflict with no object there (S3's 409 for a
+/// concurrent conditional write still in flight) fails the batch, to be written again: a
+/// manifest never names a file that is not there.
+pub(crate) async fn put_data_file(
+    ports: &Ports,
+    cfg: &EngineConfig,
+    uri: &str,
+    body: Bytes,
+) -> Result<(String, Option<i64>)> {
     let size = body.len() as u64;
-    match ports.store.put_if_absent(uri, body).await {
-        Ok(()) => Ok(Some(chrono::Utc::now().timestamp_millis())),
+    let existing = match ports.store.put_if_absent(uri, body.clone()).await {
+        Ok(()) => return Ok((uri.to_string(), Some(chrono::Utc::now().timestamp_millis()))),
         Err(crate::PortError::Conflict(why)) => match ports.store.head(uri).await {
-            Ok(existing) if existing.size == size => Ok(existing.modified_ms),
-            Ok(existing) => Err(Error::Internal(format!(
-                "data file {uri} exists with {} bytes where these bytes are {size}: a digest collision or a bug",
-                existing.size
-            ))),
-            Err(crate::PortError::NotFound(_)) => Err(crate::PortError::Conflict(why).into()),
-            Err(e) => Err(e.into()),
+            Ok(existing) => existing,
+            Err(crate::PortError::NotFound(_)) => return Err(crate::PortError::Conflict(why).into()),
+            Err(e) => return Err(e.into()),
         },
-        Err(e) => Err(e.into()),
+        Err(e) => return Err(e.into()),
+    };
+    if existing.size != size {
+        return Err(Error::Internal(format!(
+            "data file {uri} exists with {} bytes where these bytes are {size}: a digest collision or a bug",
+            existing.size
+        )));
     }
+    let now = chrono::Utc::now().timestamp_millis();
+    let limit = cfg.commit_age_limit(ports.pointer.manages_files());
+    let reusable = match (limit, existing.modified_ms) {
+        (None, at) => Some(at),
+        (Some(limit), Some(at)) => (now - at <= limit.as_millis() as i64 / 2).then_some(Some(at)),
+        (Some(_), None) => None,
+    };
+    if let Some(at) = reusable {
+        return Ok((uri.to_string(), at));
+    }
+    let fresh = refreshed_data_file_uri(uri, now);
+    warn!(%uri, %fresh, "a file found already written is too old to commit; its bytes go to a fresh name");
+    ports.store.put_if_absent(&fresh, body).await?;
+    Ok((fresh, Some(now)))
 }
 
 /// The oldest of the write times of a message's files (unknown if any is unknown).

@@ -1,6 +1,7 @@
 //! Where a table's files live: names for table locations, data files and metadata files.
-//! Data file names are deterministic in the writer batch's identity, so a retried batch
-//! overwrites its own files instead of leaving orphans.
+//! Data file names are deterministic in the writer batch's identity and the file's bytes, so a
+//! retried batch finds its own files instead of leaving orphans (unless they are too old to be
+//! committed: then [`refreshed_data_file_uri`]).
 
 use iceberg::spec::{PartitionSpec, Schema, Struct};
 
@@ -33,6 +34,15 @@ pub fn data_file_uri(
     let dir = if partition_path.is_empty() { String::new() } else { format!("{partition_path}/") };
     let digest = hex::encode(&Sha256::digest(content)[..8]);
     format!("{location}/data/{dir}{batch_key}-{part:05}-{seq:03}-{digest}.parquet")
+}
+
+/// A new name for a data file's bytes when the file already under `uri` is too old to be
+/// committed by a fresh message (see the writer's `put_data_file`): `uri` with `-r<ms>` before
+/// `.parquet`, `ms` the time of writing. Names are only ever read by their prefix (the batch
+/// key, a compacted file's level), which stays.
+pub fn refreshed_data_file_uri(uri: &str, now_ms: i64) -> String {
+    let stem = uri.strip_suffix(".parquet").unwrap_or(uri);
+    format!("{stem}-r{now_ms}.parquet")
 }
 
 /// The Hive-style path of a partition (`event_time_day=2026-03-14/tenant_id=t-01`), values

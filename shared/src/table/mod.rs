@@ -19,7 +19,7 @@ pub mod sweep;
 
 pub use cache::WriterTables;
 pub use create::{create_table_metadata, partition_spec_text, sort_order_text};
-pub use layout::{data_file_uri, metadata_file_uri, partition_path, renders, table_location};
+pub use layout::{data_file_uri, metadata_file_uri, partition_path, refreshed_data_file_uri, renders, table_location};
 pub use lineage::ensure_rewritable;
 pub use manifests::Manifests;
 pub use snapshot::{

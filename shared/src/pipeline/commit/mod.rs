@@ -512,7 +512,7 @@ impl Committer {
 
     /// Files written longer ago than this are not committed ([`EngineConfig::max_commit_age`]).
     fn max_commit_age(&self) -> Option<Duration> {
-        self.cfg.max_commit_age.or_else(|| (!self.may_delete()).then_some(crate::config::MANAGED_MAX_COMMIT_AGE))
+        self.cfg.commit_age_limit(self.ports.pointer.manages_files())
     }
 
     /// Whether written files are past the commit age limit (files of unknown age are, where

@@ -332,9 +332,10 @@ async fn run_indexed(
     out.rows_in = rows_in;
     let mut added: Vec<DataFileMeta> = vec![];
     let mut written_ms = Some(chrono::Utc::now().timestamp_millis());
-    for (meta, body) in files {
+    for (mut meta, body) in files {
         out.bytes_written += body.len() as u64;
-        written_ms = oldest(written_ms, put_data_file(ports, &meta.path, body).await?);
+        let (path, at) = put_data_file(ports, cfg, &meta.path, body).await?;
+        (meta.path, written_ms) = (path, oldest(written_ms, at));
         added.push(meta);
     }
     ports.faults.hit(FaultPoint::CompactorAfterWrite).await;
