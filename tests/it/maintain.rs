@@ -454,14 +454,7 @@ async fn files_waiting_past_the_sweeps_age_are_swept_and_written_again_never_com
     write(&h.engine, &h.ports, &t, vec![objects[1].clone()]).await.unwrap();
     let mut waiting = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
     assert_eq!(waiting.len(), 1);
-    let mut manifest = floe::message::FileManifest::from_json(&waiting[0].body).unwrap();
-    let then = std::time::SystemTime::now() - hours(30);
-    manifest.written_ms = Some(then.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64);
-    waiting[0].body = manifest.to_json().unwrap();
-    for f in &manifest.files {
-        let file = std::fs::File::options().write(true).open(local::uri_to_path(&f.path).unwrap()).unwrap();
-        file.set_modified(then).unwrap();
-    }
+    let manifest = waited(&mut waiting[0], hours(30));
     let tick = serde_json::json!({"detail": {"sweep_older_than_hours": 24}});
     let env = |limit: Option<&str>| {
         let vars = [("FLOE_COMPACT_TABLES", Some("ev.waiting")), ("FLOE_MAX_COMMIT_AGE_HOURS", limit)];
@@ -500,6 +493,19 @@ async fn files_waiting_past_the_sweeps_age_are_swept_and_written_again_never_com
     );
 }
 
+/// Makes a manifest's message and its files look written `ago` before now; returns it.
+fn waited(message: &mut floe::ports::Message, ago: Duration) -> floe::message::FileManifest {
+    let mut manifest = floe::message::FileManifest::from_json(&message.body).unwrap();
+    let then = std::time::SystemTime::now() - ago;
+    manifest.written_ms = Some(then.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64);
+    message.body = manifest.to_json().unwrap();
+    for f in &manifest.files {
+        let file = std::fs::File::options().write(true).open(local::uri_to_path(&f.path).unwrap()).unwrap();
+        file.set_modified(then).unwrap();
+    }
+    manifest
+}
+
 /// A batch whose files waited past the commit age limit goes back to the writers. If the
 /// writer then finds those very files still there (no sweep has run yet), it must not hand the
 /// committer their old age again: the sources would circle between writer and committer until
@@ -516,14 +522,7 @@ async fn files_found_too_old_to_commit_are_written_afresh_and_their_batch_lands(
     let mut committer = Committer::new(limited.clone(), h.ports.clone());
     write(&limited, &h.ports, &t, objects.clone()).await.unwrap();
     let mut waiting = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
-    let mut manifest = floe::message::FileManifest::from_json(&waiting[0].body).unwrap();
-    let then = std::time::SystemTime::now() - hours(30);
-    manifest.written_ms = Some(then.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64);
-    waiting[0].body = manifest.to_json().unwrap();
-    for f in &manifest.files {
-        let file = std::fs::File::options().write(true).open(local::uri_to_path(&f.path).unwrap()).unwrap();
-        file.set_modified(then).unwrap();
-    }
+    let manifest = waited(&mut waiting[0], hours(30));
     let out = committer.commit(&waiting).await;
     assert!(matches!(&out.results[0].1, MessageResult::Overlap { .. }), "{:?}", out.results);
     h.ports.commit_queue.ack(&waiting[0].receipt).await.unwrap();
