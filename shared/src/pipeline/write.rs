@@ -388,8 +388,9 @@ pub(crate) fn superseded(obj: &ObjectMeta) -> Rejection {
 /// these very bytes (an earlier attempt of the same batch) and is kept, unless it was written
 /// more than half the commit age limit ago: a message naming it would reach the committer too
 /// old to commit, be sent back, and find the same file again until the orphan sweep deleted
-/// it. Those bytes go to a fresh name instead ([`refreshed_data_file_uri`]); the old file,
-/// never committed, is left to the sweep. A conflict with no object there (S3's 409 for a
+/// it. Those bytes go to a fresh name instead ([`refreshed_data_file_uri`]) and the old file
+/// stays where it is (the sweep deletes it unless an earlier commit holds it; sources and tasks
+/// commit once by their ids, never by file names). A conflict with no object there (S3's 409 for a
 /// concurrent conditional write still in flight) fails the batch, to be written again: a
 /// manifest never names a file that is not there.
 pub(crate) async fn put_data_file(
