@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::bail;
 use clap::{Args, ValueEnum};
-use floe::adapters::local::{self, LocalCatalog};
+use floe::adapters::local::{self, LocalCatalog, WarehouseLock, WarehouseUse};
 use floe::adapters::rest::RestSettings;
 use floe::ports::Ports;
 
@@ -47,4 +47,15 @@ impl CatalogArg {
         }
         Ok(local::ports_with(warehouse, &catalog)?)
     }
+}
+
+/// Holds `warehouse` for writing data files and committing them until the returned lock is
+/// dropped (the process's end): many writers at once, never beside `floe sweep`, which could
+/// delete a file a writer is about to commit. While a sweep runs this waits for it, and says so.
+pub(crate) async fn hold_for_writing(warehouse: &Path) -> anyhow::Result<WarehouseLock> {
+    if let Some(lock) = WarehouseLock::try_take(warehouse, WarehouseUse::Write)? {
+        return Ok(lock);
+    }
+    eprintln!("waiting: `floe sweep` is running on {}; this run starts when it ends", warehouse.display());
+    Ok(WarehouseLock::take(warehouse, WarehouseUse::Write).await?)
 }

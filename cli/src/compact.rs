@@ -69,11 +69,18 @@ impl CompactSettings {
 pub(crate) async fn run(a: CompactArgs) -> anyhow::Result<ExitCode> {
     let table: TableIdent = a.table.parse()?;
     let ports = a.catalog.ports(&a.warehouse, true)?;
-    compact_table(&ports, &table, &a.settings).await
+    let _writing = crate::catalog::hold_for_writing(&a.warehouse).await?;
+    let quarantined = compact_table(&ports, &table, &a.settings).await?;
+    if quarantined == 0 {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("see them again with: floe quarantine list --warehouse {}", a.warehouse.display());
+    Ok(ExitCode::from(2))
 }
 
-/// Compacts `table` and prints what was done.
-pub(crate) async fn compact_table(ports: &Ports, table: &TableIdent, s: &CompactSettings) -> anyhow::Result<ExitCode> {
+/// Compacts `table` and prints what was done; returns the sources quarantined meanwhile (of
+/// overlapping manifests its committer met: see `CommitTotals::quarantined`).
+pub(crate) async fn compact_table(ports: &Ports, table: &TableIdent, s: &CompactSettings) -> anyhow::Result<usize> {
     let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
     let (report, totals) =
         compact_and_commit(&engine, ports, table, &s.options()?, std::time::Duration::from_secs(300))
@@ -106,7 +113,16 @@ pub(crate) async fn compact_table(ports: &Ports, table: &TableIdent, s: &Compact
             t.reference_key_bytes as f64 / 1e6
         );
     }
-    Ok(ExitCode::SUCCESS)
+    if !totals.quarantined.is_empty() {
+        eprintln!(
+            "{} source(s) of overlapping manifests quarantined (not committed; `floe quarantine replay` lands them):",
+            totals.quarantined.len()
+        );
+        for (uri, r) in &totals.quarantined {
+            eprintln!("  {uri}: {r}");
+        }
+    }
+    Ok(totals.quarantined.len())
 }
 
 #[derive(Debug, Args)]
@@ -119,7 +135,9 @@ pub(crate) struct SweepArgs {
     table: String,
     /// Only objects last written more than this many hours ago are deleted. A warehouse whose
     /// commit queue still holds messages (an interrupted `floe ingest`, which the next run
-    /// resumes) is not swept at all: their files are unreferenced until committed.
+    /// resumes) is not swept at all: their files are unreferenced until committed. Nor is one
+    /// another Floe process is writing to (ingest, compact, quarantine replay); those wait for a
+    /// running sweep to end.
     #[arg(long, default_value_t = 120)]
     older_than_hours: u64,
     /// List the orphans without deleting them.
@@ -132,6 +150,14 @@ pub(crate) async fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         bail!("{} is not a Floe warehouse (no catalog.db); run `floe ingest` first", a.warehouse.display());
     }
     let table: TableIdent = a.table.parse()?;
+    // Held until the sweep ends: no writer starts, enqueues or names an old file meanwhile.
+    let Some(_alone) = local::WarehouseLock::try_take(&a.warehouse, local::WarehouseUse::Sweep)? else {
+        bail!(
+            "{} is in use by a `floe ingest`, `floe compact` or `floe quarantine replay`: a sweep beside it could \
+             delete a file it is about to commit. Sweep when it has finished",
+            a.warehouse.display()
+        );
+    };
     let waiting = local::commit_queue_depth(&a.warehouse)?;
     if waiting > 0 {
         bail!(

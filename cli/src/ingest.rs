@@ -149,6 +149,8 @@ pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
         .catalog
         .ports(&a.warehouse, false)?
         .with_metrics(Arc::new(floe::ports::Tee(counters.clone(), recorder.clone())));
+    let _writing = crate::catalog::hold_for_writing(&a.warehouse).await?;
+    let dead_before = local::commit_queue_counts(&a.warehouse)?.dead_letters;
     let (jobs, unrouted) = match &a.table {
         Some(t) => {
             let table: TableIdent = t.parse()?;
@@ -171,10 +173,21 @@ pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
         let json = serde_json::to_string_pretty(&recorder.snapshot())?;
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     }
-    if quarantined == 0 {
+    let dead = local::commit_queue_counts(&a.warehouse)?.dead_letters.saturating_sub(dead_before);
+    if dead > 0 {
+        eprintln!(
+            "{dead} commit message(s) dead-lettered during this run after {} deliveries each: their sources are not \
+             committed; run `floe ingest` over the same inputs again to write them again (`floe status` counts dead \
+             letters)",
+            local::DEFAULT_MAX_RECEIVES
+        );
+    }
+    if quarantined == 0 && dead == 0 {
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!("see them again with: floe quarantine list --warehouse {}", a.warehouse.display());
+    if quarantined > 0 {
+        eprintln!("see them again with: floe quarantine list --warehouse {}", a.warehouse.display());
+    }
     Ok(ExitCode::from(2))
 }
 
@@ -228,14 +241,15 @@ async fn ingest_one(
             report.superseded
         );
     }
-    if a.compact {
-        crate::compact::compact_table(ports, &table, &a.compaction).await?;
-    }
+    let compacted_away = match a.compact {
+        true => crate::compact::compact_table(ports, &table, &a.compaction).await?,
+        false => 0,
+    };
     if !report.quarantined.is_empty() {
         eprintln!("{} file(s) quarantined (not committed; every other file landed):", report.quarantined.len());
         for (uri, r) in &report.quarantined {
             eprintln!("  {uri}: {r}");
         }
     }
-    Ok(report.quarantined.len())
+    Ok(report.quarantined.len() + compacted_away)
 }

@@ -116,6 +116,7 @@ async fn replay_cmd(a: &ReplayArgs) -> anyhow::Result<ExitCode> {
                 print(&records);
                 return Ok(ExitCode::SUCCESS);
             }
+            let _writing = crate::catalog::hold_for_writing(dir).await?;
             let warehouse = local::warehouse_uri(dir)?;
             let opts = IngestOptions::default();
             let toml = match &a.config {

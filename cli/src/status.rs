@@ -88,7 +88,18 @@ async fn local_report(a: &StatusArgs) -> anyhow::Result<Report> {
         Some(t) => vec![t.parse()?],
         None => SqliteTablePointer::open(&warehouse.join("catalog.db"), CATALOG_NAME)?.list_tables()?,
     };
-    report(&ports, warehouse.display().to_string(), tables, true, vec![]).await
+    let q = local::commit_queue_counts(warehouse)?;
+    let url = format!("{}#commit", warehouse.join(".floe").join("state.db").display());
+    let depth = |role: &str, visible, in_flight| QueueDepth {
+        role: role.into(),
+        url: url.clone(),
+        visible,
+        in_flight,
+        delayed: 0,
+        oldest_age_s: None,
+    };
+    let queues = vec![depth("commit", q.visible, q.in_flight), depth("commit-dlq", q.dead_letters, 0)];
+    report(&ports, warehouse.display().to_string(), tables, true, queues).await
 }
 
 async fn aws_report(a: &StatusArgs) -> anyhow::Result<Report> {

@@ -70,7 +70,7 @@ async fn an_overlapping_batch_is_rejected_and_its_new_objects_requeued() {
     let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
     assert!(matches!(committer.commit(&a).await.results[0].1, MessageResult::Committed { .. }));
     let requeue = match &committer.commit(&b).await.results[0].1 {
-        MessageResult::Overlap { requeue } => requeue.clone(),
+        MessageResult::Overlap { requeue, .. } => requeue.clone(),
         other => panic!("expected an overlap, got {other:?}"),
     };
     assert_eq!(requeue.iter().map(|s| s.uri.clone()).collect::<Vec<_>>(), vec![inputs[2].uri.clone()]);
@@ -489,15 +489,174 @@ async fn manifests_past_the_commit_age_limit_send_their_sources_back() {
     // Where Floe expires them, never one a pending mark names: that attempt never landed.
     let out_floe = Committer::new(engine, h.ports.clone()).commit(&msgs[..1]).await;
     match &out_floe.results[0].1 {
-        MessageResult::Overlap { requeue } => assert_eq!(requeue[0].uri, inputs[0].uri),
+        MessageResult::Overlap { requeue, .. } => assert_eq!(requeue[0].uri, inputs[0].uri),
         other => panic!("written again, as a fresh message would be: {other:?}"),
     }
     match result(&msgs[1].id) {
-        MessageResult::Overlap { requeue } => {
+        MessageResult::Overlap { requeue, .. } => {
             assert_eq!(requeue.iter().map(|s| s.uri.clone()).collect::<Vec<_>>(), vec![inputs[1].uri.clone()])
         }
         other => panic!("an old manifest's sources go back to the writers: {other:?}"),
     }
     assert!(matches!(result(&msgs[2].id), MessageResult::Committed { .. }), "{:?}", out.results);
     assert_eq!(contents(&h.ports, &table()).await.event_ids().len(), 100, "only the fresh manifest's rows");
+}
+
+/// Two overlapping manifests of web.events left in the shared commit queue (a killed run and
+/// its rerun with other batching), for whoever commits next; returns the three sources.
+async fn overlapping_manifests_waiting(h: &Harness) -> Vec<ObjectMeta> {
+    let inputs = h.events("in", 3, 100, 23, 0.0).await;
+    let t = writer_table(h, &h.ports, &inputs).await;
+    write(&h.engine, &h.ports, &t, inputs[0..2].to_vec()).await.unwrap();
+    write(&h.engine, &h.ports, &t, inputs[1..3].to_vec()).await.unwrap();
+    inputs
+}
+
+/// Lands what `floe quarantine replay` would, and checks every web.events source landed once.
+async fn replay_lands_the_rest(h: &Harness, inputs: &[ObjectMeta]) {
+    let records = floe::pipeline::quarantine::outstanding(h.ports.ledger.as_ref()).await.unwrap();
+    let router = floe::route::Router::new(None, "default.events".parse().unwrap());
+    let opts = floe::pipeline::ingest::IngestOptions::default();
+    floe::pipeline::quarantine::replay(&h.engine, &h.ports, &h.warehouse, &records, None, &router, &opts)
+        .await
+        .unwrap();
+    assert!(floe::pipeline::quarantine::outstanding(h.ports.ledger.as_ref()).await.unwrap().is_empty());
+    let mut ids = contents(&h.ports, &table()).await.event_ids();
+    ids.sort();
+    let mut want = source_event_ids(inputs);
+    want.sort();
+    assert_eq!(ids, want, "every source of web.events once, after the replay");
+}
+
+#[tokio::test]
+async fn an_overlap_met_by_another_tables_ingest_is_quarantined_never_written_into_its_table() {
+    let h = Harness::new();
+    let inputs = overlapping_manifests_waiting(&h).await;
+    // An ingest into another table commits the waiting manifests too (it resumes killed runs);
+    // the second overlaps the first, and its remaining source is web.events's, not its own.
+    let other_inputs = h.events("other", 2, 50, 24, 0.0).await;
+    let other = events_table("ops.other");
+    let opts = floe::pipeline::ingest::IngestOptions::default();
+    let r = floe::pipeline::ingest::ingest(&h.engine, &h.ports, &other, &h.warehouse, other_inputs.clone(), &opts)
+        .await
+        .unwrap();
+    let (uri, why) = r.quarantined.first().expect("the overlap's source is quarantined").clone();
+    assert_eq!(r.quarantined.len(), 1, "{:?}", r.quarantined);
+    assert!(inputs.iter().any(|i| i.uri == uri) && why.kind == "overlap", "{uri}: {why}");
+    let mut landed = contents(&h.ports, &other.table).await.event_ids();
+    landed.sort();
+    let mut own = source_event_ids(&other_inputs);
+    own.sort();
+    assert_eq!(landed, own, "ops.other holds exactly its own sources' rows");
+    assert_eq!(contents(&h.ports, &table()).await.rows(), 200, "one of the two manifests landed");
+    replay_lands_the_rest(&h, &inputs).await;
+}
+
+#[tokio::test]
+async fn an_overlap_met_by_a_compaction_is_quarantined_not_dropped() {
+    let h = Harness::new();
+    let inputs = overlapping_manifests_waiting(&h).await;
+    let opts = floe::pipeline::compact::CompactOptions::default();
+    let (_, totals) =
+        floe::pipeline::ingest::compact_and_commit(&h.engine, &h.ports, &table(), &opts, Duration::from_secs(60))
+            .await
+            .unwrap();
+    assert_eq!(totals.quarantined.len(), 1, "{:?}", totals.quarantined);
+    assert_eq!(totals.quarantined[0].1.kind, "overlap");
+    assert_eq!(contents(&h.ports, &table()).await.rows(), 200, "one of the two manifests landed");
+    replay_lands_the_rest(&h, &inputs).await;
+}
+
+/// A pointer whose first swap lands, but whose answer is lost, and by the time the retry asks
+/// another committer has committed on top: the retry can only say `Conflict`.
+pub struct LandsThenLoses {
+    pub inner: Arc<dyn TablePointer>,
+    pub fired: AtomicBool,
+    pub rival: tokio::sync::Mutex<Option<(Committer, Vec<Message>)>>,
+}
+
+#[async_trait]
+impl TablePointer for LandsThenLoses {
+    async fn load(&self, t: &TableIdent) -> Result<Option<Pointer>, PortError> {
+        self.inner.load(t).await
+    }
+    async fn create(&self, t: &TableIdent, loc: &str) -> Result<Pointer, PortError> {
+        self.inner.create(t, loc).await
+    }
+    async fn swap(&self, t: &TableIdent, expected: &Pointer, loc: &str) -> Result<Pointer, PortError> {
+        let landed = self.inner.swap(t, expected, loc).await?;
+        if self.fired.swap(true, Ordering::SeqCst) {
+            return Ok(landed);
+        }
+        let (mut rival, msgs) = self.rival.lock().await.take().expect("rival");
+        let out = rival.commit(&msgs).await;
+        assert!(matches!(out.results[0].1, MessageResult::Committed { .. }), "{:?}", out.results);
+        Err(PortError::Conflict("the answer was lost; a retry found the pointer moved".into()))
+    }
+}
+
+#[tokio::test]
+async fn a_swap_that_landed_and_was_committed_over_keeps_its_metadata_file() {
+    let h = Harness::new();
+    let inputs = h.events("in", 2, 120, 25, 0.0).await;
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    write(&h.engine, &h.ports, &t, vec![inputs[0].clone()]).await.unwrap();
+    write(&h.engine, &h.ports, &t, vec![inputs[1].clone()]).await.unwrap();
+    let msgs = drain(&h.ports).await;
+    let mut rival_ports = h.ports.clone();
+    rival_ports.lock = Arc::new(floe::adapters::local::SqliteLock::open(&h.dir.path().join("rival-lock.db")).unwrap());
+    let rival = Committer::new(h.engine.clone(), rival_ports);
+    let mut ports = h.ports.clone();
+    ports.pointer = Arc::new(LandsThenLoses {
+        inner: h.ports.pointer.clone(),
+        fired: AtomicBool::new(false),
+        rival: tokio::sync::Mutex::new(Some((rival, vec![msgs[1].clone()]))),
+    });
+    let mut unlucky = Committer::new(h.engine.clone(), ports);
+    let out = unlucky.commit(&msgs[0..1]).await;
+    assert!(out.results[0].1.ack(), "its snapshot is in the table: {:?}", out.results);
+    let state = floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &table()).await.unwrap();
+    let state = state.unwrap();
+    // Every metadata file the table's log names is still there (it was deleted as "lost").
+    for entry in state.metadata.metadata_log() {
+        h.ports.store.head(&entry.metadata_file).await.unwrap_or_else(|e| panic!("{}: {e}", entry.metadata_file));
+    }
+    let ids = contents(&h.ports, &table()).await.event_ids();
+    assert_eq!(ids.len(), 240);
+    assert!(counts(&ids).values().all(|c| *c == 1));
+}
+
+/// A catalog whose first load misses a table that exists: another process created it between
+/// this one's look and its own create.
+pub struct CreatedMeanwhile {
+    pub inner: Arc<dyn TablePointer>,
+    pub missed: AtomicBool,
+}
+
+#[async_trait]
+impl TablePointer for CreatedMeanwhile {
+    async fn load(&self, t: &TableIdent) -> Result<Option<Pointer>, PortError> {
+        if !self.missed.swap(true, Ordering::SeqCst) {
+            return Ok(None);
+        }
+        self.inner.load(t).await
+    }
+    async fn create(&self, t: &TableIdent, loc: &str) -> Result<Pointer, PortError> {
+        self.inner.create(t, loc).await
+    }
+    async fn swap(&self, t: &TableIdent, expected: &Pointer, loc: &str) -> Result<Pointer, PortError> {
+        self.inner.swap(t, expected, loc).await
+    }
+}
+
+#[tokio::test]
+async fn a_table_created_meanwhile_with_other_settings_is_refused_not_adopted() {
+    let h = Harness::new();
+    let inputs = h.events("in", 1, 10, 26, 0.0).await;
+    writer_table(&h, &h.ports, &inputs).await; // partitioned by day and tenant
+    let mut ports = h.ports.clone();
+    ports.pointer = Arc::new(CreatedMeanwhile { inner: h.ports.pointer.clone(), missed: AtomicBool::new(false) });
+    let cfg = floe::config::TableConfig::new(table()).with_partition_by("identity(tenant_id)").unwrap();
+    let e = ensure_table(&ports, &h.engine, &cfg, &h.warehouse, &inputs).await.unwrap_err().to_string();
+    assert!(e.contains("exists with"), "{e}");
 }

@@ -115,7 +115,7 @@ async fn rival_evolutions_of_one_table_never_land_under_each_others_ids() {
         let (first, second) = (&results[&msgs[0].id], &results[&msgs[1].id]);
         assert!(matches!(first, MessageResult::Committed { .. }), "{first:?}");
         let requeue = match second {
-            MessageResult::Overlap { requeue } => requeue.clone(),
+            MessageResult::Overlap { requeue, .. } => requeue.clone(),
             other => panic!("the rival proposal must be written again, got {other:?}"),
         };
         let loser = if a_first { &b } else { &a };

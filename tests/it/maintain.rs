@@ -479,7 +479,7 @@ async fn files_waiting_past_the_sweeps_age_are_swept_and_written_again_never_com
     // ... and the committer does not commit them: their sources go back to the writers.
     let out = committer.commit(&waiting).await;
     let requeue = match &out.results[0].1 {
-        MessageResult::Overlap { requeue } => requeue.clone(),
+        MessageResult::Overlap { requeue, .. } => requeue.clone(),
         other => panic!("files past the limit are written again, not committed: {other:?}"),
     };
     assert_eq!(requeue.iter().map(|s| s.uri.clone()).collect::<Vec<_>>(), vec![objects[1].uri.clone()]);

@@ -101,3 +101,86 @@ def test_a_sweep_leaves_a_warehouse_alone_while_its_commit_queue_holds_messages(
     assert not waiting.exists() and data.exists(), "the old unreferenced file goes, the table's own stays"
     table = SqlCatalog("floe", uri=f"sqlite:///{wh / 'catalog.db'}", warehouse=f"file://{wh}").load_table("ops.sweep")
     assert table.scan().to_arrow().num_rows == 100
+
+
+def test_a_sweep_and_the_processes_that_write_a_warehouse_never_run_together(tmp_path):
+    """A writer may name in its commit an identical file an interrupted run left behind, old and
+    unreferenced: exactly what a sweep deletes. So `floe sweep` refuses a warehouse another Floe
+    process writes to, and `floe ingest` waits for a running sweep to end. The stand-ins here
+    hold the warehouse's lock file as those processes do (flock, shared for writers, exclusive
+    for a sweep)."""
+    import fcntl
+    import shutil
+
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    src.mkdir()
+    with open(src / "f0.avro", "wb") as f:
+        fastavro.writer(f, SCHEMA, [{"id": j, "tenant": "t"} for j in range(50)])
+    floe("ingest", src, "--warehouse", wh, "--table", "ops.locks")
+    data = next((wh / "ops.db" / "locks" / "data").rglob("*.parquet"))
+    left = data.with_name("left-by-an-interrupted-run.parquet")
+    shutil.copy(data, left)
+    old = time.time() - 200 * 3600
+    os.utime(left, (old, old))
+    lock_path = wh / ".floe" / "warehouse.lock"
+
+    with open(lock_path, "a") as writer:  # an ingest in progress
+        fcntl.flock(writer, fcntl.LOCK_SH)
+        refused = floe("sweep", "--warehouse", wh, "--table", "ops.locks", expect=1)
+        assert "is in use by a `floe ingest`" in refused.stderr, refused.stderr
+        assert left.exists(), "nothing is deleted beside a writer"
+        # Writers share the warehouse: another ingest runs beside this one.
+        with open(src / "f1.avro", "wb") as f:
+            fastavro.writer(f, SCHEMA, [{"id": 100 + j, "tenant": "t"} for j in range(50)])
+        floe("ingest", src, "--warehouse", wh, "--table", "ops.locks")
+
+    with open(src / "f2.avro", "wb") as f:
+        fastavro.writer(f, SCHEMA, [{"id": 200 + j, "tenant": "t"} for j in range(50)])
+    with open(lock_path, "a") as sweep:  # a sweep in progress
+        fcntl.flock(sweep, fcntl.LOCK_EX)
+        ingest = subprocess.Popen([FLOE, "ingest", str(src), "--warehouse", str(wh), "--table", "ops.locks"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            ingest.wait(timeout=3)
+            raise AssertionError(f"ingest ran during a sweep: {ingest.communicate()}")
+        except subprocess.TimeoutExpired:
+            pass
+        table = SqlCatalog("floe", uri=f"sqlite:///{wh / 'catalog.db'}", warehouse=f"file://{wh}").load_table("ops.locks")
+        assert table.scan().to_arrow().num_rows == 100, "nothing committed while the sweep holds the warehouse"
+        fcntl.flock(sweep, fcntl.LOCK_UN)
+        out, err = ingest.communicate(timeout=60)
+    assert ingest.returncode == 0, f"{out}\n{err}"
+    assert "waiting: `floe sweep` is running" in err, err
+    swept = floe("sweep", "--warehouse", wh, "--table", "ops.locks")
+    assert f"deleted file://{left}" in swept.stdout, swept.stdout
+    table = SqlCatalog("floe", uri=f"sqlite:///{wh / 'catalog.db'}", warehouse=f"file://{wh}").load_table("ops.locks")
+    assert sorted(table.scan().to_arrow().column("id").to_pylist()) == list(range(50)) + list(range(100, 150)) + list(range(200, 250))
+
+
+def test_a_commit_message_dead_lettered_during_an_ingest_is_reported_not_silent(tmp_path):
+    """A manifest delivered too often (ten times: committers that kept failing on it) is moved
+    aside, and nothing commits it again: its sources wait for an ingest over the same inputs.
+    The run it happens in says so and exits 2, and `floe status` counts dead letters."""
+    import sqlite3
+
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    src.mkdir()
+    with open(src / "f0.avro", "wb") as f:
+        fastavro.writer(f, SCHEMA, [{"id": j, "tenant": "t"} for j in range(50)])
+    floe("ingest", src, "--warehouse", wh, "--table", "ops.dead")
+    status = json.loads(floe("status", "--warehouse", wh, "--json").stdout)
+    assert {q["role"]: q["visible"] for q in status["queues"]} == {"commit": 0, "commit-dlq": 0}, status["queues"]
+    db = sqlite3.connect(wh / ".floe" / "state.db")
+    db.execute("INSERT INTO queue_messages (queue, id, body, visible_at, receive_count)"
+               " VALUES ('commit', 'm1', '{}', 0, 10)")
+    db.commit()
+    db.close()
+    with open(src / "f1.avro", "wb") as f:
+        fastavro.writer(f, SCHEMA, [{"id": 100 + j, "tenant": "t"} for j in range(50)])
+    run = floe("ingest", src, "--warehouse", wh, "--table", "ops.dead", expect=2)
+    assert "1 commit message(s) dead-lettered during this run" in run.stderr, run.stderr
+    status = json.loads(floe("status", "--warehouse", wh, "--json").stdout)
+    assert {q["role"]: q["visible"] for q in status["queues"]} == {"commit": 0, "commit-dlq": 1}, status["queues"]
+    assert "commit-dlq" in floe("status", "--warehouse", wh).stdout
+    # The next run adds no dead letter: it succeeds.
+    floe("ingest", src, "--warehouse", wh, "--table", "ops.dead")

@@ -35,7 +35,12 @@ pub async fn ensure_table(
         return Ok((state, false));
     }
     let definition = define_table(ports, engine, cfg, warehouse, objects).await?;
-    register_table(ports, &cfg.table, &definition.metadata).await
+    let (state, created) = register_table(ports, &cfg.table, &definition.metadata).await?;
+    if !created {
+        // Another process created it meanwhile, perhaps with other settings.
+        check_settings(&state, cfg)?;
+    }
+    Ok((state, created))
 }
 
 /// Loads `cfg.table` if it exists, refusing settings that contradict it.
@@ -112,7 +117,7 @@ async fn schema_of(
 /// Registers a defined table: writes `metadata` as its first metadata.json (create-only, under
 /// a fresh name) and creates the catalog entry if absent. If the table exists by then (created
 /// concurrently, or by an earlier attempt of ours whose answer was lost), that table is loaded
-/// and this attempt's metadata file deleted. A catalog that places tables itself (S3 Tables)
+/// and this attempt's metadata file deleted, unless the table's metadata log names it. A catalog that places tables itself (S3 Tables)
 /// assigns the location first, and the table is moved there before anything is written.
 /// Returns the state and whether this call created it.
 pub async fn register_table(ports: &Ports, table: &TableIdent, metadata: &TableMetadata) -> Result<(TableState, bool)> {
@@ -138,7 +143,10 @@ pub async fn register_table(ports: &Ports, table: &TableIdent, metadata: &TableM
         .await?
         .ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
     let ours = state.pointer.metadata_location == meta_uri;
-    if !ours && !ports.pointer.manages_files() {
+    // A create of ours that landed although its answer was lost, committed over since, is in
+    // the log: that file stays (the history names it).
+    let logged = state.metadata.metadata_log().iter().any(|l| l.metadata_file == meta_uri);
+    if !ours && !logged && !ports.pointer.manages_files() {
         let _ = ports.store.delete(&meta_uri).await;
     }
     if created {

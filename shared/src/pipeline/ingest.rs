@@ -22,7 +22,7 @@ use crate::config::{EngineConfig, TableConfig};
 use crate::fault::FaultPoint;
 use crate::ports::{ObjectMeta, Ports};
 use crate::table::WriterTable;
-use crate::{Error, Rejection, Result};
+use crate::{Error, Rejection, Result, TableIdent};
 
 /// How embedded ingest splits and parallelizes work.
 #[derive(Debug, Clone)]
@@ -137,7 +137,8 @@ pub async fn ingest(
     let writers_done = Arc::new(AtomicBool::new(false));
     let committer = {
         let (engine, ports, done, visibility) = (engine.clone(), ports.clone(), writers_done.clone(), opts.visibility);
-        tokio::spawn(async move { run_committer(engine, ports, done, visibility).await })
+        let own = table_cfg.table.clone();
+        tokio::spawn(async move { run_committer(engine, ports, done, visibility, Some(own)).await })
     };
 
     let outcomes = run_writers(engine, ports, &table, plan_batches(objects, opts), opts.writers).await;
@@ -153,6 +154,7 @@ pub async fn ingest(
         report.quarantined.extend(o.quarantined.into_iter().map(|(m, r)| (m.uri, r)));
         report.superseded += o.superseded.len();
     }
+    report.quarantined.extend(committed.quarantined);
     report.rows_committed = committed.rows;
     report.files = committed.files;
     report.snapshots = committed.snapshots;
@@ -230,8 +232,12 @@ pub struct CommitTotals {
     pub rewrites: usize,
     /// Stale rewrites rejected.
     pub rejected: usize,
-    /// Sources to write again (their manifest overlapped committed sources).
+    /// Sources of this run's table to write again (their manifest overlapped committed sources).
     pub requeue: Vec<crate::message::SourceRef>,
+    /// Sources of overlapping manifests this run cannot write again (another table's, or any
+    /// met by a compaction), quarantined with kind `overlap` before their manifest was
+    /// acknowledged: `floe quarantine replay` lands them.
+    pub quarantined: Vec<(String, Rejection)>,
 }
 
 /// Embedded compaction: plans and runs the tasks (see [`compact`]), then commits their rewrite
@@ -246,27 +252,42 @@ pub async fn compact_and_commit(
 ) -> Result<(CompactReport, CommitTotals)> {
     let report = compact(engine, ports, table, opts).await?;
     let done = Arc::new(AtomicBool::new(true));
-    let totals = run_committer(engine.clone(), ports.clone(), done, visibility).await?;
+    let totals = run_committer(engine.clone(), ports.clone(), done, visibility, None).await?;
     Ok((report, totals))
 }
 
 /// Consecutive rounds in which every message had to be retried before giving up.
 const MAX_STUCK_ROUNDS: u32 = 50;
 
+/// Commits whatever the commit queue holds, for any table (a killed run's messages too), until
+/// `writers_done` and the queue is empty. An overlapping manifest's sources are written again
+/// by the run whose table they are for (`own`, returned in [`CommitTotals::requeue`]); the
+/// others are quarantined before their manifest is acknowledged, never written into `own`.
 async fn run_committer(
     engine: EngineConfig,
     ports: Ports,
     writers_done: Arc<AtomicBool>,
     visibility: Duration,
+    own: Option<TableIdent>,
 ) -> Result<CommitTotals> {
-    let mut committer = Committer::new(engine, ports);
+    let mut committer = Committer::new(engine, ports.clone());
     let mut totals = CommitTotals::default();
     let mut stuck = 0;
     loop {
         // Read the flag before receiving, so a manifest sent just before it flipped is seen.
         let done = writers_done.load(Ordering::SeqCst);
-        match committer.run_once(1000, visibility).await? {
-            Some(outcome) => {
+        match committer.receive_and_commit(1000, visibility).await? {
+            Some((msgs, outcome)) => {
+                for (_, r) in &outcome.results {
+                    if let MessageResult::Overlap { table, requeue } = r {
+                        if own.as_ref() == Some(table) {
+                            totals.requeue.extend(requeue.iter().cloned());
+                        } else {
+                            totals.quarantined.extend(quarantine_overlap(&ports, table, requeue).await?);
+                        }
+                    }
+                }
+                committer.acknowledge(&msgs, &outcome).await?;
                 for landed in &outcome.snapshots {
                     if landed.operation == iceberg::spec::Operation::Append {
                         totals.rows += landed.rows;
@@ -284,10 +305,7 @@ async fn run_committer(
                             totals.rejected += 1;
                             progressed = true;
                         }
-                        MessageResult::Overlap { requeue } => {
-                            totals.requeue.extend(requeue);
-                            progressed = true;
-                        }
+                        MessageResult::Overlap { .. } => progressed = true,
                         MessageResult::Retry { reason } => retried = Some(reason),
                         MessageResult::Contended => retried = Some("the committer lock is held elsewhere".into()),
                         MessageResult::Poison { reason } => {
@@ -311,6 +329,28 @@ async fn run_committer(
             None => tokio::time::sleep(Duration::from_millis(25)).await,
         }
     }
+}
+
+/// Quarantines the sources of an overlapping manifest of `table` that this run cannot write
+/// (it writes another table, or compacts), so that acknowledging the manifest loses nothing.
+async fn quarantine_overlap(
+    ports: &Ports,
+    table: &TableIdent,
+    sources: &[crate::message::SourceRef],
+) -> Result<Vec<(String, Rejection)>> {
+    let r = Rejection::new(
+        "overlap",
+        format!(
+            "its manifest overlapped sources another batch committed into {table}, and the run that met it writes \
+             another table or compacts: land it with `floe quarantine replay`"
+        ),
+    );
+    let mut out = vec![];
+    for s in sources {
+        quarantine(ports, Some(table), &s.object(), &r).await?;
+        out.push((s.uri.clone(), r.clone()));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

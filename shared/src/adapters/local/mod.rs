@@ -2,7 +2,8 @@
 //!
 //! A warehouse directory holds everything: the tables (`<ns>.db/<name>/`), the catalog
 //! (`catalog.db`, PyIceberg/JDBC layout, catalog name `floe`), and Floe's own state
-//! (`.floe/state.db`: commit queue, ledger, quarantine, locks). SQLite calls are short and run
+//! (`.floe/state.db`: commit queue, ledger, quarantine, locks; `.floe/warehouse.lock`, which
+//! keeps the orphan sweep apart from writers). SQLite calls are short and run
 //! inline on the async executor; each adapter serializes its calls through one connection.
 
 mod fs_object_store;
@@ -10,6 +11,7 @@ mod sqlite_ledger;
 mod sqlite_lock;
 mod sqlite_queue;
 mod sqlite_table_pointer;
+mod warehouse_lock;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,8 +19,9 @@ use std::sync::Arc;
 pub use fs_object_store::{LocalFsObjectStore, path_to_uri, uri_to_path};
 pub use sqlite_ledger::SqliteLedger;
 pub use sqlite_lock::SqliteLock;
-pub use sqlite_queue::{DEFAULT_MAX_RECEIVES, SqliteQueue};
+pub use sqlite_queue::{DEFAULT_MAX_RECEIVES, QueueCounts, SqliteQueue};
 pub use sqlite_table_pointer::SqliteTablePointer;
+pub use warehouse_lock::{WarehouseLock, WarehouseUse};
 
 use crate::ports::{NoopMetrics, Ports, RetryPolicy};
 use crate::{PortError, Result};
@@ -71,6 +74,13 @@ pub fn raw_ports(dir: &Path) -> Result<Ports> {
 /// counted: nothing commits them.
 pub fn commit_queue_depth(dir: &Path) -> Result<u64> {
     Ok(SqliteQueue::open(&state_db(dir), "commit")?.depth()?)
+}
+
+/// What the warehouse's commit queue at `dir` holds, dead letters included: manifests a
+/// committer gave up on after too many deliveries (their sources are not committed; an ingest
+/// over the same inputs writes them again).
+pub fn commit_queue_counts(dir: &Path) -> Result<QueueCounts> {
+    Ok(SqliteQueue::open(&state_db(dir), "commit")?.counts()?)
 }
 
 /// The warehouse URI of a local directory (`file:///abs/dir`).

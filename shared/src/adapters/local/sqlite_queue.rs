@@ -15,6 +15,17 @@ use crate::ports::{Message, Queue};
 /// Deliveries after which a message moves to the dead-letter table.
 pub const DEFAULT_MAX_RECEIVES: u32 = 10;
 
+/// What a local queue holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueCounts {
+    /// Messages a receive would take now.
+    pub visible: u64,
+    /// Messages a receiver holds (until acknowledged, or visible again when its hold lapses).
+    pub in_flight: u64,
+    /// Messages moved aside after too many deliveries: nothing takes them again.
+    pub dead_letters: u64,
+}
+
 /// A named queue in a SQLite database.
 #[derive(Debug)]
 pub struct SqliteQueue {
@@ -59,6 +70,25 @@ impl SqliteQueue {
             })
             .map(|n| n as u64)
             .map_err(|e| sql_err("queue depth", e))
+    }
+
+    /// Messages visible now, held by a receiver (in flight), and dead-lettered.
+    pub fn counts(&self) -> Result<QueueCounts, PortError> {
+        let count = |sql: &str, with_now: bool| -> Result<u64, PortError> {
+            let conn = self.conn();
+            let n: i64 = if with_now {
+                conn.query_row(sql, params![self.name, now_ms()], |r| r.get(0))
+            } else {
+                conn.query_row(sql, params![self.name], |r| r.get(0))
+            }
+            .map_err(|e| sql_err("queue counts", e))?;
+            Ok(n as u64)
+        };
+        Ok(QueueCounts {
+            visible: count("SELECT COUNT(*) FROM queue_messages WHERE queue = ?1 AND visible_at <= ?2", true)?,
+            in_flight: count("SELECT COUNT(*) FROM queue_messages WHERE queue = ?1 AND visible_at > ?2", true)?,
+            dead_letters: count("SELECT COUNT(*) FROM queue_dead_letters WHERE queue = ?1", false)?,
+        })
     }
 
     /// Bodies of dead-lettered messages.

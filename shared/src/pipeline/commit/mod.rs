@@ -52,6 +52,8 @@ pub enum MessageResult {
     /// It overlaps sources committed by another batch. Its files are not committed; the
     /// listed sources (those not yet committed) must be written again. Acknowledge it.
     Overlap {
+        /// The table the manifest was for.
+        table: TableIdent,
         /// Sources to re-enqueue for writing.
         requeue: Vec<SourceRef>,
     },
@@ -194,12 +196,34 @@ impl Committer {
     /// Receives up to `max` messages from the commit queue, commits them, and acknowledges
     /// those that are done. Returns `None` when the queue had nothing visible.
     pub async fn run_once(&mut self, max: usize, visibility: Duration) -> Result<Option<CommitOutcome>> {
+        let Some((msgs, outcome)) = self.receive_and_commit(max, visibility).await? else {
+            return Ok(None);
+        };
+        self.acknowledge(&msgs, &outcome).await?;
+        Ok(Some(outcome))
+    }
+
+    /// [`Committer::run_once`] up to the acknowledgements: receives up to `max` messages and
+    /// commits them, so a caller can first make durable what an acknowledgement ends (an
+    /// overlapping manifest's sources), then [`Committer::acknowledge`]. `None` when the queue had
+    /// nothing visible.
+    pub async fn receive_and_commit(
+        &mut self,
+        max: usize,
+        visibility: Duration,
+    ) -> Result<Option<(Vec<Message>, CommitOutcome)>> {
         let msgs = self.ports.commit_queue.receive(max, visibility).await?;
         if msgs.is_empty() {
             return Ok(None);
         }
         let outcome = self.commit(&msgs).await;
         self.ports.faults.hit(FaultPoint::CommitterBeforeAck).await;
+        Ok(Some((msgs, outcome)))
+    }
+
+    /// Acknowledges the messages `outcome` settles, re-sends the contended ones as fresh
+    /// messages and releases those to retry.
+    pub async fn acknowledge(&self, msgs: &[Message], outcome: &CommitOutcome) -> Result<()> {
         let by_id: HashMap<&str, &Message> = msgs.iter().map(|m| (m.id.as_str(), m)).collect();
         for (id, r) in &outcome.results {
             if let Some(m) = by_id.get(id.as_str()) {
@@ -214,7 +238,7 @@ impl Committer {
                 }
             }
         }
-        Ok(Some(outcome))
+        Ok(())
     }
 
     /// Commits a batch of messages; every message gets a result.
@@ -463,7 +487,7 @@ impl Committer {
             Err(PortError::Conflict(why)) => {
                 warn!(%table, attempt, %why, "pointer swap lost; re-planning");
                 self.cache.remove(table);
-                if self.may_delete() && !catalog_writes {
+                if self.may_delete() && !catalog_writes && !self.maybe_landed(table, &plan.metadata_location).await {
                     let _ = self.ports.store.delete(&plan.metadata_location).await;
                 }
                 let pause = rand::rng().random_range(10..50 * u64::from(attempt));
@@ -520,6 +544,20 @@ impl Committer {
     fn too_old(&self, written_ms: Option<i64>) -> bool {
         let Some(limit) = self.max_commit_age() else { return false };
         written_ms.is_none_or(|at| chrono::Utc::now().timestamp_millis() - at > limit.as_millis() as i64)
+    }
+
+    /// Whether a swap to `location` that answered `Conflict` may have landed all the same: an
+    /// attempt whose answer was lost, retried after another commit moved the pointer on, leaves
+    /// `location` in the table's metadata log, and deleting it would break the history every
+    /// engine reads. Unknown (the table cannot be read now) counts as maybe.
+    async fn maybe_landed(&self, table: &TableIdent, location: &str) -> bool {
+        match load_table(self.ports.pointer.as_ref(), self.ports.store.as_ref(), table).await {
+            Ok(Some(now)) => {
+                now.pointer.metadata_location == location
+                    || now.metadata.metadata_log().iter().any(|l| l.metadata_file == location)
+            }
+            Ok(None) | Err(_) => true,
+        }
     }
 
     /// Whether the committer deletes files and expires snapshots itself: not where the

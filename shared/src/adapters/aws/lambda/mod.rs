@@ -321,7 +321,7 @@ pub async fn handle_committer(
                     failed.push(id);
                 }
             }
-            MessageResult::Overlap { requeue: sources } => {
+            MessageResult::Overlap { requeue: sources, .. } => {
                 if let Err(e) = send_notifications(requeue, &sources).await {
                     error!(message = %id, error = %e, "could not re-enqueue the sources of an overlapping manifest");
                     failed.push(id);
