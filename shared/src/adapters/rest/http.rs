@@ -1,7 +1,8 @@
 //! HTTP to an Iceberg REST catalog: the catalog's `/v1/config` read once (its path prefix and
 //! whether it honours `Idempotency-Key`), bearer tokens on every call, and the catalog's
-//! answers turned into `PortError`s (404 not found, 409 conflict, 429/503 throttled, other 4xx
-//! invalid, other 5xx and transport failures of unknown outcome).
+//! answers turned into `PortError`s (404 not found, 409 conflict, 429/503 throttled, 408 (a
+//! proxy's request timeout) and other 5xx and transport failures of unknown outcome, other 4xx
+//! invalid).
 
 use std::time::Duration;
 
@@ -180,7 +181,27 @@ pub(crate) fn status_error(context: &str, status: StatusCode, body: &[u8]) -> Po
         401 | 403 | 419 => PortError::Invalid(format!(
             "{what} (check FLOE_REST_TOKEN, FLOE_REST_CREDENTIAL or the AWS credentials SigV4 signs with)"
         )),
+        // The request may have reached the catalog and applied: retried, and a commit read back.
+        408 => PortError::io(context, format!("HTTP {status}: {said}")),
         400..=499 => PortError::Invalid(what),
         _ => PortError::io(context, format!("HTTP {status}: {said}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_map_to_what_a_caller_may_do_next() {
+        let e = |code: u16| status_error("commit", StatusCode::from_u16(code).unwrap(), b"{}");
+        assert!(matches!(e(409), PortError::Conflict(_)));
+        assert!(matches!(e(404), PortError::NotFound(_)));
+        for retried in [408, 429, 500, 502, 503, 504] {
+            assert!(e(retried).is_retryable(), "{retried}");
+        }
+        for refused in [400, 401, 403, 422] {
+            assert!(matches!(e(refused), PortError::Invalid(_)), "{refused}");
+        }
     }
 }
