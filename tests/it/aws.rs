@@ -984,3 +984,45 @@ async fn a_failed_committed_mark_leaves_only_its_own_source_pending() {
     ledger.record_committed(&table, &ids, 7).await.expect("the retry");
     assert!(ledger.pending_snapshots(&table).await.expect("index").is_empty(), "every mark counted down once");
 }
+
+/// What names no object to read is never acknowledged as if it did: a message that is no S3
+/// notification fails alone (to the DLQ), a direct invocation fails whole (Lambda retries it),
+/// and a notified object gone before its HEAD is recorded `superseded`, not skipped unheard.
+#[tokio::test]
+async fn notifications_naming_nothing_readable_are_never_dropped_silently() {
+    let env = Env::new(Catalog::DynamoDb).await;
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let writer_env = WriterEnv {
+        engine: EngineConfig::default(),
+        router: Router::new(None, "default.events".parse().unwrap()),
+        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
+        dead_letters: None,
+        tables: Default::default(),
+        create_wait: Duration::ZERO,
+    };
+    let eventbridge = serde_json::json!({"version": "0", "detail-type": "Object Created", "source": "aws.s3",
+        "detail": {"bucket": {"name": env.bucket("landing")}, "object": {"key": "events/x.avro"}}});
+    let sqs = serde_json::json!({"Records": [
+        {"messageId": "eventbridge", "eventSource": "aws:sqs", "body": eventbridge.to_string()},
+        {"messageId": "empty", "eventSource": "aws:sqs", "body": "{}"},
+    ]});
+    let response = handle_writer(&writer_env, &ports, sqs).await.expect("writer");
+    let mut failed: Vec<String> = response.batch_item_failures.iter().map(|f| f.item_identifier.clone()).collect();
+    failed.sort();
+    assert_eq!(failed, ["empty", "eventbridge"], "each fails alone, towards the DLQ");
+
+    let no_s3 = serde_json::json!({"Records": [{"eventSource": "aws:s3", "eventName": "ObjectCreated:Put"}]});
+    let e = handle_writer(&writer_env, &ports, no_s3).await.expect_err("a direct event that names nothing fails");
+    assert!(e.to_string().contains("without `s3`"), "{e}");
+
+    // No eTag in the notification (as tools send): the HEAD finds nothing there.
+    let gone = serde_json::json!({"Records": [{"eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
+        "s3": {"bucket": {"name": env.bucket("landing")}, "object": {"key": "events/never-there.avro"}}}]});
+    let response = handle_writer(&writer_env, &ports, gone).await.expect("writer");
+    assert!(response.batch_item_failures.is_empty());
+    let records = ports.ledger.quarantined().await.expect("quarantined");
+    assert!(
+        records.iter().any(|r| r.uri.ends_with("events/never-there.avro") && r.rejection.kind == "superseded"),
+        "{records:?}"
+    );
+}

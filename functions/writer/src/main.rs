@@ -63,7 +63,7 @@ mod tests {
     #[test]
     fn moto_style_keys_with_encoded_slashes_decode() {
         assert_eq!(
-            floe::adapters::aws::lambda::decode_key("in%2Fdt%3D2024-01-01%2Fmy+file.avro"),
+            floe::adapters::aws::lambda::decode_key("in%2Fdt%3D2024-01-01%2Fmy+file.avro").unwrap(),
             "in/dt=2024-01-01/my file.avro"
         );
     }

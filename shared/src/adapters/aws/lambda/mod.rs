@@ -4,12 +4,12 @@
 //! compactor's glue is in [`compactor`].
 
 pub mod compactor;
+mod notification;
 mod writer;
 
 use std::collections::BTreeMap;
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
-use serde::Deserialize;
 use tokio::sync::Mutex;
 use tracing::{error, info, warn};
 
@@ -21,97 +21,33 @@ use crate::pipeline::write::{quarantine, write};
 use crate::ports::{Message, ObjectMeta, ObjectStore, Ports, Queue};
 use crate::table::WriterTables;
 use crate::{Error, PortError, Result, TableIdent};
+pub use notification::{WriterInput, decode_key, objects_in_notification, writer_input};
 pub use writer::writer_table;
 
-/// A lenient S3 notification: only the fields Floe reads (moto and some tools omit others).
-#[derive(Debug, Deserialize)]
-struct Notification {
-    #[serde(rename = "Records", default)]
-    records: Vec<NotificationRecord>,
-    #[serde(rename = "Event")]
-    event: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct NotificationRecord {
-    #[serde(rename = "eventName", default)]
-    event_name: String,
-    /// When the object was created (ISO 8601): the start of its freshness lag.
-    #[serde(rename = "eventTime", default)]
-    event_time: Option<String>,
-    s3: Option<S3Entity>,
-}
-
-#[derive(Debug, Deserialize)]
-struct S3Entity {
-    bucket: S3Bucket,
-    object: S3Object,
-}
-
-#[derive(Debug, Deserialize)]
-struct S3Bucket {
-    name: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct S3Object {
-    key: String,
-    size: Option<u64>,
-    #[serde(rename = "eTag")]
-    e_tag: Option<String>,
-    #[serde(rename = "versionId")]
-    version_id: Option<String>,
-}
-
-/// Decodes an S3 notification key: `+` is a space, then percent-decoding (right for AWS, which
-/// leaves `/` alone, and for moto, which encodes it).
-pub fn decode_key(key: &str) -> String {
-    let spaced = key.replace('+', " ");
-    percent_encoding::percent_decode_str(&spaced).decode_utf8_lossy().into_owned()
-}
-
-/// The objects an S3 notification document names; `s3:TestEvent` and non-create events name none.
-pub fn objects_in_notification(json: &str) -> Result<Vec<ObjectMeta>> {
-    let n: Notification =
-        serde_json::from_str(json).map_err(|e| Error::Config(format!("not an S3 notification: {e}")))?;
-    if n.event.as_deref() == Some("s3:TestEvent") {
-        return Ok(vec![]);
-    }
-    Ok(n.records
-        .into_iter()
-        .filter(|r| r.event_name.is_empty() || r.event_name.contains("ObjectCreated"))
-        .filter_map(|r| Some((r.s3?, r.event_time)))
-        .map(|(s, at)| ObjectMeta {
-            uri: format!("s3://{}/{}", s.bucket.name, decode_key(&s.object.key)),
-            size: s.object.size.unwrap_or(0),
-            version: s.object.e_tag.unwrap_or_default().trim_matches('"').to_string(),
-            // An unversioned bucket's notifications carry no versionId (or "null").
-            version_id: s.object.version_id.filter(|v| !v.is_empty() && v != "null"),
-            modified_ms: at.and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok()).map(|t| t.timestamp_millis()),
-        })
-        .collect())
-}
-
-/// Writer input: each SQS message id (or `None` for a direct S3 event) with its objects.
-pub type WriterInput = Vec<(Option<String>, Result<Vec<ObjectMeta>>)>;
-
-/// Splits a writer invocation payload (an SQS event of notifications, or a direct S3 event).
-pub fn writer_input(payload: &serde_json::Value) -> Result<WriterInput> {
-    let source = payload.pointer("/Records/0/eventSource").and_then(|v| v.as_str()).unwrap_or_default();
-    if source == "aws:sqs" {
-        let ev: SqsEvent =
-            serde_json::from_value(payload.clone()).map_err(|e| Error::Config(format!("SQS event: {e}")))?;
-        Ok(ev
-            .records
-            .into_iter()
-            .map(|m| (m.message_id.clone(), objects_in_notification(m.body.as_deref().unwrap_or("{}"))))
-            .collect())
-    } else {
-        Ok(vec![(None, objects_in_notification(&payload.to_string()))])
-    }
-}
-
 pub use crate::route::Router;
+
+/// A notified object, its identity complete.
+enum Identified {
+    /// The object as notified (or, where the notification lacked its ETag or size, as it is).
+    Current(ObjectMeta),
+    /// The notified object or version is no longer there to be read.
+    Gone(ObjectMeta),
+}
+
+/// Completes a notification that lacks the object's ETag or size (hand-built, replayed by a
+/// tool, moto's) with a HEAD of the object. A notified version that is not the object's current
+/// one is `Gone`, never given the current version's identity; so is an object gone.
+async fn identify(store: &dyn ObjectStore, o: ObjectMeta) -> std::result::Result<Identified, PortError> {
+    if !o.version.is_empty() && o.size > 0 {
+        return Ok(Identified::Current(o));
+    }
+    match store.head(&o.uri).await {
+        Ok(m) if o.version_id.is_some() && m.version_id != o.version_id => Ok(Identified::Gone(o)),
+        Ok(m) => Ok(Identified::Current(ObjectMeta { modified_ms: o.modified_ms.or(m.modified_ms), ..m })),
+        Err(PortError::NotFound(_)) => Ok(Identified::Gone(o)),
+        Err(e) => Err(e),
+    }
+}
 
 /// An object routed to a table, with the SQS message that named it (`None`: a direct event).
 type Routed = (Option<String>, ObjectMeta);
@@ -166,34 +102,45 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
     let mut by_table: BTreeMap<(TableIdent, Option<String>), (TableConfig, Vec<Routed>)> = BTreeMap::new();
     let mut refused: Vec<(Option<TableIdent>, ObjectMeta, crate::Rejection)> = vec![];
     for (id, objects) in input {
+        // A direct invocation has no message to fail alone: its error fails the invocation,
+        // which Lambda retries.
         let objects = match objects {
             Ok(o) => o,
+            Err(e) if direct => return Err(e),
             Err(e) => {
                 warn!(message = ?id, error = %e, "unreadable notification; left for the DLQ");
                 failed.extend(id);
                 continue;
             }
         };
-        for mut o in objects {
-            if o.version.is_empty() || o.size == 0 {
-                match ports.store.head(&o.uri).await {
-                    Ok(m) => o = m,
-                    Err(crate::PortError::NotFound(_)) => {
-                        warn!(uri = %o.uri, "object vanished before it was read; skipped");
-                        continue;
-                    }
-                    Err(e) => {
-                        failed.extend(id.clone());
-                        warn!(uri = %o.uri, error = %e, "head failed");
-                        continue;
-                    }
+        for o in objects {
+            let identified = match identify(ports.store.as_ref(), o).await {
+                Ok(i) => i,
+                Err(e) if direct => return Err(e.into()),
+                Err(e) => {
+                    warn!(message = ?id, error = %e, "head failed; the message will be redelivered");
+                    failed.extend(id.clone());
+                    continue;
                 }
-            }
+            };
+            let (o, gone) = match identified {
+                Identified::Current(o) => (o, false),
+                Identified::Gone(o) => (o, true),
+            };
             let tables = env.router.route(&o.uri)?;
             if tables.is_empty() {
                 let r = crate::Rejection::new("unrouted", "no table in FLOE_CONFIG has a prefix matching this key");
                 quarantine(ports, None, &o, &r).await?;
                 refused.push((None, o, r));
+                continue;
+            }
+            if gone {
+                // As a version gone before its read is, in the writer: recorded and reported.
+                let r = crate::pipeline::write::superseded(&o);
+                for cfg in &tables {
+                    quarantine(ports, Some(&cfg.table), &o, &r).await?;
+                    refused.push((Some(cfg.table.clone()), o.clone(), r.clone()));
+                }
                 continue;
             }
             // Each table of the object's group takes its rows in a writer batch of its own.
