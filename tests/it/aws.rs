@@ -1026,3 +1026,60 @@ async fn notifications_naming_nothing_readable_are_never_dropped_silently() {
         "{records:?}"
     );
 }
+
+/// An archived object in a writer batch is refused with its reason (kind `unreadable`), and the
+/// batch's other objects land: it never fails its batch round and round to the DLQ.
+#[tokio::test]
+async fn an_archived_object_is_refused_alone_and_its_batch_lands() {
+    let env = Env::new(Catalog::DynamoDb).await;
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let (keys, rows) = drop_files(&env, 2).await;
+    let (bytes, _) = sample::events_file(&EventsSpec { events_per_file: 10, ..Default::default() }, 78, 0).unwrap();
+    let archived = "events/dt=2026-11-29/archived.avro";
+    env.clients
+        .s3
+        .put_object()
+        .bucket(env.bucket("landing"))
+        .key(archived)
+        .storage_class(aws_sdk_s3::types::StorageClass::Glacier)
+        .body(ByteStream::from(bytes))
+        .send()
+        .await
+        .expect("put");
+    let mut records = vec![];
+    for key in keys.iter().map(String::as_str).chain([archived]) {
+        let head =
+            env.clients.s3.head_object().bucket(env.bucket("landing")).key(key).send().await.expect("head object");
+        records.push(serde_json::json!({
+            "eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
+            "s3": {"bucket": {"name": env.bucket("landing")},
+                   "object": {"key": key, "size": head.content_length(), "eTag": head.e_tag()}}
+        }));
+    }
+    let writer_env = WriterEnv {
+        engine: EngineConfig::default(),
+        router: Router::new(None, "default.events".parse().unwrap()),
+        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
+        dead_letters: None,
+        tables: Default::default(),
+        create_wait: Duration::ZERO,
+    };
+    create_on_first_sight(&writer_env, &ports, serde_json::json!({ "Records": records })).await;
+    let response = handle_writer(&writer_env, &ports, serde_json::json!({ "Records": records })).await.expect("writer");
+    assert!(response.batch_item_failures.is_empty());
+    let q = ports.ledger.quarantined().await.expect("quarantined");
+    let refused = q.iter().find(|r| r.uri.ends_with("archived.avro")).expect("the archived object is quarantined");
+    assert_eq!(refused.rejection.kind, "unreadable", "{refused:?}");
+    assert!(refused.rejection.reason.contains("archived"), "{refused:?}");
+    let committer = Mutex::new(Committer::new(EngineConfig::default(), ports.clone()));
+    let queue = SqsQueue::new(env.clients.sqs.clone(), &env.settings.commit_queue_url)
+        .with_claim_check(ports.store.clone(), &env.settings.claim_check_prefix);
+    let requeue = SqsQueue::new(env.clients.sqs.clone(), &env.queue("ingest").await.0);
+    let (event, receipts) = env.sqs_event(&env.settings.commit_queue_url, 10, Duration::from_secs(30)).await;
+    let ev: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).expect("sqs event");
+    let response = handle_committer(&committer, &queue, &requeue, ev).await;
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+    let table: floe::TableIdent = "default.events".parse().unwrap();
+    assert_eq!(contents(&ports, &table).await.rows(), rows, "the batch's good objects landed");
+}

@@ -358,8 +358,11 @@ async fn fetch_and_read(
         let why = format!("{} bytes is over the limit of {}", obj.size, cfg.max_object_bytes);
         return Ok(Fetched::Read(Err(Rejection::new("too-large", why))));
     }
-    let Some(bytes) = ports.store.get_version(obj).await? else {
-        return Ok(Fetched::Superseded(superseded(obj)));
+    let bytes = match ports.store.get_version(obj).await {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(Fetched::Superseded(superseded(obj))),
+        Err(crate::PortError::Invalid(why)) => return Ok(Fetched::Read(Err(Rejection::new(UNREADABLE, why)))),
+        Err(e) => return Err(e.into()),
     };
     out.bytes_in += bytes.len() as u64;
     ports.metrics.count("source_bytes", bytes.len() as u64);
@@ -369,6 +372,10 @@ async fn fetch_and_read(
         .map_err(|e| Error::Config(format!("decoder task failed: {e}")))?;
     Ok(Fetched::Read(read))
 }
+
+/// The rejection kind of a source object that is there but cannot be read as things stand
+/// (archived, access denied): replayed once restored or permitted.
+pub const UNREADABLE: &str = "unreadable";
 
 /// The rejection kind of a source version that was gone before it could be read.
 pub const SUPERSEDED: &str = "superseded";

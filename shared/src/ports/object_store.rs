@@ -46,7 +46,9 @@ pub trait ObjectStore: Send + Sync {
     /// Reads exactly the version `meta` names: by its version id where it has one, otherwise only
     /// if the current content still has `meta.version` (an S3 `If-Match` on the ETag). `None`
     /// when that version is gone (overwritten or deleted): its bytes can no longer be read, and a
-    /// newer version's notification carries the new bytes.
+    /// newer version's notification carries the new bytes. `Invalid` when it is there but can
+    /// never be read as things stand (archived, access denied): the object is refused with that
+    /// reason, not retried with its batch.
     async fn get_version(&self, meta: &ObjectMeta) -> Result<Option<Bytes>, PortError>;
     /// Reads an object's size and version.
     async fn head(&self, uri: &str) -> Result<ObjectMeta, PortError>;

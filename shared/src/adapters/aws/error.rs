@@ -90,6 +90,25 @@ where
     }
 }
 
+/// Why a GET of a source object can never succeed as things stand, if that is what `e` says:
+/// the object is archived, or the caller may not read it (the bucket's policy, its KMS key).
+/// Not a failure of the batch reading it: the object is refused with this reason.
+pub(crate) fn unreadable<E, R>(e: &SdkError<E, R>) -> Option<String>
+where
+    E: ProvideErrorMetadata,
+    R: HasStatus,
+{
+    match (code(e), status(e)) {
+        (Some("InvalidObjectState"), _) => {
+            Some("the object is archived (GLACIER, DEEP_ARCHIVE or an archive tier): restore it, then replay it".into())
+        }
+        (Some("AccessDenied" | "AllAccessDisabled"), _) | (None, Some(403)) => Some(
+            "access denied: the writer's role may not read this object (its bucket's policy, or its KMS key)".into(),
+        ),
+        _ => None,
+    }
+}
+
 /// A request that could not be built (a missing required field: a bug, not an outage).
 pub(crate) fn build(e: impl std::fmt::Display) -> PortError {
     PortError::Invalid(format!("request: {e}"))

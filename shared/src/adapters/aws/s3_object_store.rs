@@ -79,11 +79,16 @@ impl ObjectStore for S3ObjectStore {
             .set_if_match(etag)
             .send()
             .await;
-        let out = match got.map_err(|e| error::map(&meta.uri, e)) {
+        let out = match got {
             Ok(out) => out,
-            // 412: the current version is another; 404: deleted, or the version id is gone.
-            Err(PortError::Conflict(_) | PortError::NotFound(_)) => return Ok(None),
-            Err(e) => return Err(e),
+            Err(e) => match error::unreadable(&e) {
+                Some(why) => return Err(PortError::Invalid(format!("{}: {why}", meta.uri))),
+                None => match error::map(&meta.uri, e) {
+                    // 412: the current version is another; 404: deleted, or the version id is gone.
+                    PortError::Conflict(_) | PortError::NotFound(_) => return Ok(None),
+                    e => return Err(e),
+                },
+            },
         };
         let body = out.body.collect().await.map_err(|e| PortError::io(format!("read {}", meta.uri), e))?;
         Ok(Some(body.into_bytes()))
