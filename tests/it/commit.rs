@@ -660,3 +660,30 @@ async fn a_table_created_meanwhile_with_other_settings_is_refused_not_adopted() 
     let e = ensure_table(&ports, &h.engine, &cfg, &h.warehouse, &inputs).await.unwrap_err().to_string();
     assert!(e.contains("exists with"), "{e}");
 }
+
+#[tokio::test]
+async fn an_overlap_of_sources_another_run_was_given_is_quarantined_even_for_the_same_table() {
+    let h = Harness::new();
+    let inputs = overlapping_manifests_waiting(&h).await;
+    // A run of the same table over other inputs: it may route rows differently from the run
+    // that wrote the overlapping manifest, so it does not write that run's sources itself.
+    let mine = h.events("mine", 2, 50, 27, 0.0).await;
+    let opts = floe::pipeline::ingest::IngestOptions::default();
+    let r = floe::pipeline::ingest::ingest(
+        &h.engine,
+        &h.ports,
+        &events_table("web.events"),
+        &h.warehouse,
+        mine.clone(),
+        &opts,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.quarantined.len(), 1, "{:?}", r.quarantined);
+    assert_eq!(r.quarantined[0].1.kind, "overlap");
+    assert!(inputs.iter().any(|i| i.uri == r.quarantined[0].0));
+    assert_eq!(contents(&h.ports, &table()).await.rows(), 200 + 100, "one manifest and this run's own sources");
+    let mut all = inputs.clone();
+    all.extend(mine);
+    replay_lands_the_rest(&h, &all).await;
+}

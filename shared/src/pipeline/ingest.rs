@@ -7,6 +7,7 @@
 //! [`compact_and_commit`] is embedded compaction: the compactor's tasks on every core, then the
 //! committer over their rewrite requests.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -17,9 +18,10 @@ use tracing::info;
 use super::commit::{Committer, MessageResult};
 use super::compact::{CompactOptions, CompactReport, compact};
 use super::create::ensure_table;
-use super::write::{WriteOutcome, quarantine, write};
+use super::write::{WriteOutcome, quarantine, source_id, write};
 use crate::config::{EngineConfig, TableConfig};
 use crate::fault::FaultPoint;
+use crate::message::SourceRef;
 use crate::ports::{ObjectMeta, Ports};
 use crate::table::WriterTable;
 use crate::{Error, Rejection, Result, TableIdent};
@@ -137,7 +139,7 @@ pub async fn ingest(
     let writers_done = Arc::new(AtomicBool::new(false));
     let committer = {
         let (engine, ports, done, visibility) = (engine.clone(), ports.clone(), writers_done.clone(), opts.visibility);
-        let own = table_cfg.table.clone();
+        let own = Own { table: table_cfg.table.clone(), sources: objects.iter().map(source_id).collect() };
         tokio::spawn(async move { run_committer(engine, ports, done, visibility, Some(own)).await })
     };
 
@@ -161,7 +163,7 @@ pub async fn ingest(
     if !committed.requeue.is_empty() {
         // Sources bounced by an overlapping manifest: write them again, in batches of their own.
         // The very versions they name: one gone since is recorded as superseded by the writer.
-        let again = committed.requeue.iter().map(crate::message::SourceRef::object).collect();
+        let again = committed.requeue.iter().map(SourceRef::object).collect();
         let second = Box::pin(ingest(engine, ports, table_cfg, warehouse, again, opts)).await?;
         report.rows_in += second.rows_in;
         report.rows_committed += second.rows_committed;
@@ -232,11 +234,11 @@ pub struct CommitTotals {
     pub rewrites: usize,
     /// Stale rewrites rejected.
     pub rejected: usize,
-    /// Sources of this run's table to write again (their manifest overlapped committed sources).
-    pub requeue: Vec<crate::message::SourceRef>,
-    /// Sources of overlapping manifests this run cannot write again (another table's, or any
-    /// met by a compaction), quarantined with kind `overlap` before their manifest was
-    /// acknowledged: `floe quarantine replay` lands them.
+    /// Sources this run was given to write again (their manifest overlapped committed sources).
+    pub requeue: Vec<SourceRef>,
+    /// Sources of overlapping manifests this run was not given (another table's or another
+    /// run's, or any met by a compaction), quarantined with kind `overlap` before their manifest
+    /// was acknowledged: `floe quarantine replay` lands them.
     pub quarantined: Vec<(String, Rejection)>,
 }
 
@@ -259,16 +261,24 @@ pub async fn compact_and_commit(
 /// Consecutive rounds in which every message had to be retried before giving up.
 const MAX_STUCK_ROUNDS: u32 = 50;
 
+/// What a run was given: its table and its sources. Only those sources it writes again itself
+/// when their manifest overlaps: for them it has the settings and the route they were written
+/// with (a table may take whole objects of one prefix and some rows of another's).
+struct Own {
+    table: TableIdent,
+    sources: HashSet<String>,
+}
+
 /// Commits whatever the commit queue holds, for any table (a killed run's messages too), until
-/// `writers_done` and the queue is empty. An overlapping manifest's sources are written again
-/// by the run whose table they are for (`own`, returned in [`CommitTotals::requeue`]); the
-/// others are quarantined before their manifest is acknowledged, never written into `own`.
+/// `writers_done` and the queue is empty. An overlapping manifest's sources that `own` was given
+/// are returned to write again ([`CommitTotals::requeue`]); the others are quarantined before
+/// their manifest is acknowledged, never written with settings that may not be theirs.
 async fn run_committer(
     engine: EngineConfig,
     ports: Ports,
     writers_done: Arc<AtomicBool>,
     visibility: Duration,
-    own: Option<TableIdent>,
+    own: Option<Own>,
 ) -> Result<CommitTotals> {
     let mut committer = Committer::new(engine, ports.clone());
     let mut totals = CommitTotals::default();
@@ -280,10 +290,13 @@ async fn run_committer(
             Some((msgs, outcome)) => {
                 for (_, r) in &outcome.results {
                     if let MessageResult::Overlap { table, requeue } = r {
-                        if own.as_ref() == Some(table) {
-                            totals.requeue.extend(requeue.iter().cloned());
-                        } else {
-                            totals.quarantined.extend(quarantine_overlap(&ports, table, requeue).await?);
+                        let given = |s: &SourceRef| {
+                            own.as_ref().is_some_and(|o| &o.table == table && o.sources.contains(&s.id))
+                        };
+                        let (mine, others): (Vec<SourceRef>, Vec<SourceRef>) = requeue.iter().cloned().partition(given);
+                        totals.requeue.extend(mine);
+                        if !others.is_empty() {
+                            totals.quarantined.extend(quarantine_overlap(&ports, table, &others).await?);
                         }
                     }
                 }
@@ -331,18 +344,19 @@ async fn run_committer(
     }
 }
 
-/// Quarantines the sources of an overlapping manifest of `table` that this run cannot write
-/// (it writes another table, or compacts), so that acknowledging the manifest loses nothing.
+/// Quarantines the sources of an overlapping manifest of `table` that this run was not given
+/// (another table's or another run's, or met by a compaction), so that acknowledging the
+/// manifest loses nothing.
 async fn quarantine_overlap(
     ports: &Ports,
     table: &TableIdent,
-    sources: &[crate::message::SourceRef],
+    sources: &[SourceRef],
 ) -> Result<Vec<(String, Rejection)>> {
     let r = Rejection::new(
         "overlap",
         format!(
-            "its manifest overlapped sources another batch committed into {table}, and the run that met it writes \
-             another table or compacts: land it with `floe quarantine replay`"
+            "its manifest overlapped sources another batch committed into {table}, and the run that met it was not \
+             given it (another table's or another run's, or a compaction): land it with `floe quarantine replay`"
         ),
     );
     let mut out = vec![];

@@ -72,6 +72,7 @@ fn open(dir: &Path) -> Result<(PathBuf, File)> {
     let file = File::options()
         .create(true)
         .truncate(false)
+        .read(true) // a shared lock over NFS is a read lock: the file must be open for reading
         .write(true)
         .open(&path)
         .map_err(|e| PortError::io(format!("cannot open {}", path.display()), e))?;
