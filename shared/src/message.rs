@@ -185,6 +185,28 @@ pub struct FileManifest {
     /// committer will not commit files older than its commit age limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written_ms: Option<i64>,
+    /// Which rows of its sources the files hold (absent from older writers: unknown). A run of
+    /// the same table taking the same rows may write the sources of an overlapping manifest
+    /// again itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<RowsTaken>,
+}
+
+/// Which rows of its source objects a writer batch took.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "take")]
+pub enum RowsTaken {
+    /// Every row.
+    All,
+    /// The rows a value route selects (routing by value: `route_by` in `floe.toml`).
+    Routed(crate::route::RowRoute),
+}
+
+impl RowsTaken {
+    /// What a writer with `route` takes.
+    pub fn of(route: Option<&crate::route::RowRoute>) -> Self {
+        route.map_or(RowsTaken::All, |r| RowsTaken::Routed(r.clone()))
+    }
 }
 
 /// A writer's proposal of a schema change, committed with the first data that needs it.
@@ -555,5 +577,22 @@ mod tests {
             assert_eq!(meta.partition[1].is_null(), ts < 0 && ts % 1_000_000 != 0, "{:?}", meta.partition);
             assert!(!crate::table::partition_path(&spec, &schema, &partition).is_empty());
         }
+    }
+
+    /// The rows a manifest took travel in the documented form (docs/MESSAGES.md); an older
+    /// writer's manifest, without them, says nothing (not "all").
+    #[test]
+    fn rows_taken_have_the_documented_form_and_absent_means_unknown() {
+        let routed = RowsTaken::Routed(crate::route::RowRoute {
+            column: "event_type".into(),
+            values: ["click".to_string()].into(),
+            others: false,
+        });
+        let text = serde_json::to_string(&routed).unwrap();
+        assert_eq!(text, r#"{"take":"routed","column":"event_type","values":["click"],"others":false}"#);
+        assert_eq!(serde_json::from_str::<RowsTaken>(&text).unwrap(), routed);
+        assert_eq!(serde_json::to_string(&RowsTaken::All).unwrap(), r#"{"take":"all"}"#);
+        let old = r#"{"version":1,"table":"a.b","batch_id":"x","schema_id":0,"spec_id":0,"sources":[],"files":[]}"#;
+        assert_eq!(FileManifest::from_json(old).unwrap().rows, None);
     }
 }

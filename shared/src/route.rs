@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use arrow_array::{Array, BooleanArray, RecordBatch, StringArray};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{FloeToml, TableConfig};
 use crate::{Error, Result, TableIdent};
@@ -34,7 +34,7 @@ pub struct RoutingSection {
 
 /// The rows one table takes from an object of its group: those whose `column` (as text) is in
 /// `values`, or, for a catch-all, those whose value is in none of its siblings' lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RowRoute {
     /// The top-level column routed on.
     pub column: String,

@@ -267,6 +267,7 @@ async fn settled_claim_checks_are_deleted(
         files: vec![],
         evolution: None,
         written_ms: Some(chrono_now_ms()),
+        rows: None,
     };
     let body = manifest.to_json().unwrap();
     assert!(body.len() > 240 * 1024, "{} bytes: a claim check", body.len());

@@ -1,7 +1,7 @@
 //! The committer against redelivery, overlap, lost races and a crash between swap and ledger.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -512,6 +512,17 @@ async fn overlapping_manifests_waiting(h: &Harness) -> Vec<ObjectMeta> {
     inputs
 }
 
+/// `floe ingest` of `objects` into `cfg`'s table through `ports`.
+async fn ingest_into(
+    h: &Harness,
+    ports: &Ports,
+    cfg: floe::config::TableConfig,
+    objects: Vec<ObjectMeta>,
+) -> floe::Result<floe::pipeline::ingest::IngestReport> {
+    let opts = floe::pipeline::ingest::IngestOptions::default();
+    floe::pipeline::ingest::ingest(&h.engine, ports, &cfg, &h.warehouse, objects, &opts).await
+}
+
 /// Lands what `floe quarantine replay` would, and checks every web.events source landed once.
 async fn replay_lands_the_rest(h: &Harness, inputs: &[ObjectMeta]) {
     let records = floe::pipeline::quarantine::outstanding(h.ports.ledger.as_ref()).await.unwrap();
@@ -662,27 +673,79 @@ async fn a_table_created_meanwhile_with_other_settings_is_refused_not_adopted() 
 }
 
 #[tokio::test]
-async fn an_overlap_of_sources_another_run_was_given_is_quarantined_even_for_the_same_table() {
+async fn an_overlap_of_another_runs_sources_is_written_by_a_run_of_the_same_table_and_rows() {
     let h = Harness::new();
     let inputs = overlapping_manifests_waiting(&h).await;
-    // A run of the same table over other inputs: it may route rows differently from the run
-    // that wrote the overlapping manifest, so it does not write that run's sources itself.
+    // A run of the same table over other inputs (two cron runs of one folder that overlap in
+    // time): it takes the same rows as the run that wrote the overlapping manifest, so it writes
+    // that run's remaining source itself instead of quarantining it.
     let mine = h.events("mine", 2, 50, 27, 0.0).await;
-    let opts = floe::pipeline::ingest::IngestOptions::default();
-    let r = floe::pipeline::ingest::ingest(
-        &h.engine,
-        &h.ports,
-        &events_table("web.events"),
-        &h.warehouse,
-        mine.clone(),
-        &opts,
-    )
-    .await
-    .unwrap();
+    let r = ingest_into(&h, &h.ports, events_table("web.events"), mine.clone()).await.unwrap();
+    assert!(r.quarantined.is_empty(), "{:?}", r.quarantined);
+    let mut all = inputs.clone();
+    all.extend(mine);
+    let mut ids = contents(&h.ports, &table()).await.event_ids();
+    ids.sort();
+    let mut want = source_event_ids(&all);
+    want.sort();
+    assert_eq!(ids, want, "every source of web.events once");
+    let left = h.ports.ledger.quarantined().await.unwrap();
+    assert!(left.is_empty(), "the record kept while it was written again is removed: {left:?}");
+}
+
+#[tokio::test]
+async fn an_overlap_of_another_route_is_quarantined_even_for_the_same_table() {
+    let h = Harness::new();
+    let inputs = h.events("in", 3, 100, 23, 0.0).await;
+    // The overlapping manifests took some rows of their objects (routing by value); a run of the
+    // same table that takes them all must not write those sources with its own rows.
+    let route = floe::route::RowRoute {
+        column: "event_type".into(),
+        values: ["click".to_string(), "view".to_string()].into(),
+        others: false,
+    };
+    let t = Arc::new(writer_table(&h, &h.ports, &inputs).await).with_route(Some(route));
+    write(&h.engine, &h.ports, &t, inputs[0..2].to_vec()).await.unwrap();
+    write(&h.engine, &h.ports, &t, inputs[1..3].to_vec()).await.unwrap();
+    let mine = h.events("mine", 2, 50, 27, 0.0).await;
+    let r = ingest_into(&h, &h.ports, events_table("web.events"), mine).await.unwrap();
     assert_eq!(r.quarantined.len(), 1, "{:?}", r.quarantined);
     assert_eq!(r.quarantined[0].1.kind, "overlap");
-    assert!(inputs.iter().any(|i| i.uri == r.quarantined[0].0));
-    assert_eq!(contents(&h.ports, &table()).await.rows(), 200 + 100, "one manifest and this run's own sources");
+    assert_eq!(r.quarantined[0].0, inputs[2].uri);
+}
+
+/// Fails every `get_version` after the first `after`: a run that dies reading its sources.
+struct DiesReading {
+    after: AtomicUsize,
+}
+
+impl floe::ports::wrap::Around for DiesReading {
+    async fn call<T, F, Fut>(&self, what: &'static str, mut op: F) -> Result<T, PortError>
+    where
+        T: Send,
+        F: FnMut() -> Fut + Send,
+        Fut: std::future::Future<Output = Result<T, PortError>> + Send,
+    {
+        if what == "get_version"
+            && self.after.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_err()
+        {
+            return Err(PortError::io("get_version", "the run died"));
+        }
+        op().await
+    }
+}
+
+#[tokio::test]
+async fn another_runs_source_taken_by_a_run_that_dies_before_writing_it_is_replayable() {
+    let h = Harness::new();
+    let inputs = overlapping_manifests_waiting(&h).await;
+    let mine = h.events("mine", 2, 50, 27, 0.0).await;
+    // The run reads its own two sources, acknowledges the overlapping manifest, and dies reading
+    // the other run's source it took to write again.
+    let dying = floe::ports::wrap::wrap(h.ports.clone(), Arc::new(DiesReading { after: AtomicUsize::new(2) }));
+    ingest_into(&h, &dying, events_table("web.events"), mine.clone()).await.expect_err("the run dies");
+    let left = floe::pipeline::quarantine::outstanding(h.ports.ledger.as_ref()).await.unwrap();
+    assert_eq!(left.iter().map(|r| r.uri.clone()).collect::<Vec<_>>(), vec![inputs[2].uri.clone()]);
     let mut all = inputs.clone();
     all.extend(mine);
     replay_lands_the_rest(&h, &all).await;

@@ -21,8 +21,8 @@ use super::create::ensure_table;
 use super::write::{WriteOutcome, quarantine, source_id, write};
 use crate::config::{EngineConfig, TableConfig};
 use crate::fault::FaultPoint;
-use crate::message::SourceRef;
-use crate::ports::{ObjectMeta, Ports};
+use crate::message::{RowsTaken, SourceRef};
+use crate::ports::{ObjectMeta, Ports, SourceState};
 use crate::table::WriterTable;
 use crate::{Error, Rejection, Result, TableIdent};
 
@@ -139,7 +139,11 @@ pub async fn ingest(
     let writers_done = Arc::new(AtomicBool::new(false));
     let committer = {
         let (engine, ports, done, visibility) = (engine.clone(), ports.clone(), writers_done.clone(), opts.visibility);
-        let own = Own { table: table_cfg.table.clone(), sources: objects.iter().map(source_id).collect() };
+        let own = Own {
+            table: table_cfg.table.clone(),
+            rows: RowsTaken::of(table_cfg.route.as_ref()),
+            sources: objects.iter().map(source_id).collect(),
+        };
         tokio::spawn(async move { run_committer(engine, ports, done, visibility, Some(own)).await })
     };
 
@@ -172,6 +176,7 @@ pub async fn ingest(
         report.snapshots += second.snapshots;
         report.quarantined.extend(second.quarantined);
         report.superseded += second.superseded;
+        unpark(ports, &table_cfg.table, &committed.parked).await?;
     }
     report.elapsed = started.elapsed();
     info!(
@@ -234,10 +239,14 @@ pub struct CommitTotals {
     pub rewrites: usize,
     /// Stale rewrites rejected.
     pub rejected: usize,
-    /// Sources this run was given to write again (their manifest overlapped committed sources).
+    /// Sources this run writes again (their manifest overlapped committed sources): those it
+    /// was given, and another run's of the same table and rows.
     pub requeue: Vec<SourceRef>,
-    /// Sources of overlapping manifests this run was not given (another table's or another
-    /// run's, or any met by a compaction), quarantined with kind `overlap` before their manifest
+    /// Ids of the sources in `requeue` it was not given, recorded in the quarantine (kind
+    /// `overlap`) until they land, so that a run that dies first loses none of them.
+    pub parked: Vec<String>,
+    /// Sources of overlapping manifests this run does not take (another table's, another
+    /// route's or of unknown rows, or any met by a compaction), quarantined with kind `overlap` before their manifest
     /// was acknowledged: `floe quarantine replay` lands them.
     pub quarantined: Vec<(String, Rejection)>,
 }
@@ -261,12 +270,28 @@ pub async fn compact_and_commit(
 /// Consecutive rounds in which every message had to be retried before giving up.
 const MAX_STUCK_ROUNDS: u32 = 50;
 
-/// What a run was given: its table and its sources. Only those sources it writes again itself
-/// when their manifest overlaps: for them it has the settings and the route they were written
-/// with (a table may take whole objects of one prefix and some rows of another's).
+/// What a run was given: its table, the rows it takes, and its sources. It writes again itself
+/// the sources of an overlapping manifest it was given, and those of a manifest of the same
+/// table that took the same rows (another run's, over the same inputs): for them it has the
+/// settings and the route they were written with. A manifest of another route (a table may take
+/// whole objects of one prefix and some rows of another's) or of unknown rows is not its own.
 struct Own {
     table: TableIdent,
+    rows: RowsTaken,
     sources: HashSet<String>,
+}
+
+impl Own {
+    /// Whether `source`, of an overlapping manifest of `table` that took `rows`, is this run's to
+    /// write again.
+    fn takes(&self, table: &TableIdent, rows: Option<&RowsTaken>, source: &SourceRef) -> bool {
+        &self.table == table && (rows == Some(&self.rows) || self.given(source))
+    }
+
+    /// Whether the run was given `source`.
+    fn given(&self, source: &SourceRef) -> bool {
+        self.sources.contains(&source.id)
+    }
 }
 
 /// Commits whatever the commit queue holds, for any table (a killed run's messages too), until
@@ -289,11 +314,15 @@ async fn run_committer(
         match committer.receive_and_commit(1000, visibility).await? {
             Some((msgs, outcome)) => {
                 for (_, r) in &outcome.results {
-                    if let MessageResult::Overlap { table, requeue } = r {
-                        let given = |s: &SourceRef| {
-                            own.as_ref().is_some_and(|o| &o.table == table && o.sources.contains(&s.id))
-                        };
-                        let (mine, others): (Vec<SourceRef>, Vec<SourceRef>) = requeue.iter().cloned().partition(given);
+                    if let MessageResult::Overlap { table, requeue, rows } = r {
+                        let takes = |s: &SourceRef| own.as_ref().is_some_and(|o| o.takes(table, rows.as_ref(), s));
+                        let (mine, others): (Vec<SourceRef>, Vec<SourceRef>) = requeue.iter().cloned().partition(takes);
+                        // Another run's sources this run takes: a durable record first, so that
+                        // if this run dies before writing them a replay lands them.
+                        let parked: Vec<SourceRef> =
+                            mine.iter().filter(|s| own.as_ref().is_some_and(|o| !o.given(s))).cloned().collect();
+                        park_overlap(&ports, table, &parked).await?;
+                        totals.parked.extend(parked.into_iter().map(|s| s.id));
                         totals.requeue.extend(mine);
                         if !others.is_empty() {
                             totals.quarantined.extend(quarantine_overlap(&ports, table, &others).await?);
@@ -344,9 +373,9 @@ async fn run_committer(
     }
 }
 
-/// Quarantines the sources of an overlapping manifest of `table` that this run was not given
-/// (another table's or another run's, or met by a compaction), so that acknowledging the
-/// manifest loses nothing.
+/// Quarantines the sources of an overlapping manifest of `table` that this run does not take
+/// (another table's, another route's or of unknown rows, or met by a compaction), so that
+/// acknowledging the manifest loses nothing.
 async fn quarantine_overlap(
     ports: &Ports,
     table: &TableIdent,
@@ -356,7 +385,7 @@ async fn quarantine_overlap(
         "overlap",
         format!(
             "its manifest overlapped sources another batch committed into {table}, and the run that met it was not \
-             given it (another table's or another run's, or a compaction): land it with `floe quarantine replay`"
+             given it (another table's, another route's, or a compaction): land it with `floe quarantine replay`"
         ),
     );
     let mut out = vec![];
@@ -365,6 +394,35 @@ async fn quarantine_overlap(
         out.push((s.uri.clone(), r.clone()));
     }
     Ok(out)
+}
+
+/// Records the sources of another run's overlapping manifest that this run writes again, before
+/// the manifest is acknowledged: their record is resolved once they land ([`unpark`] removes
+/// it), and stays for `floe quarantine replay` if this run dies first.
+async fn park_overlap(ports: &Ports, table: &TableIdent, sources: &[SourceRef]) -> Result<()> {
+    let r = Rejection::new(
+        "overlap",
+        format!(
+            "its manifest overlapped sources another batch committed into {table}; a run of the same table is \
+             writing it again. If it is not committed, that run stopped first: land it with `floe quarantine replay`"
+        ),
+    );
+    for s in sources {
+        quarantine(ports, Some(table), &s.object(), &r).await?;
+    }
+    Ok(())
+}
+
+/// Removes the records [`park_overlap`] made of the sources that are committed now.
+async fn unpark(ports: &Ports, table: &TableIdent, parked: &[String]) -> Result<()> {
+    if parked.is_empty() {
+        return Ok(());
+    }
+    let states = ports.ledger.lookup(table, parked).await?;
+    let landed: Vec<String> =
+        states.into_iter().filter(|(_, s)| matches!(s, SourceState::Committed { .. })).map(|(id, _)| id).collect();
+    ports.ledger.remove_quarantined(&landed).await?;
+    Ok(())
 }
 
 #[cfg(test)]

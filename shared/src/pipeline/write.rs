@@ -19,7 +19,7 @@ use crate::convert::encoding::{self, SAMPLE_ROWS};
 use crate::convert::evolve::{self, Evolution, SchemaChange};
 use crate::convert::{avro, conform, parquet, schema};
 use crate::fault::FaultPoint;
-use crate::message::{DataFileMeta, FileManifest, MESSAGE_VERSION, SchemaEvolution, SourceRef};
+use crate::message::{DataFileMeta, FileManifest, MESSAGE_VERSION, RowsTaken, SchemaEvolution, SourceRef};
 use crate::ports::{ObjectMeta, Ports, QuarantineRecord, SourceState};
 use crate::table::{WriterTable, data_file_uri, partition_path, refreshed_data_file_uri};
 use crate::{Error, Rejection, Result};
@@ -318,6 +318,7 @@ pub async fn write(
         evolution: (!changes.is_empty())
             .then(|| Box::new(SchemaEvolution { changes, schema: table.schema.as_ref().clone() })),
         written_ms,
+        rows: Some(RowsTaken::of(table.route.as_ref())),
     };
     ports.commit_queue.send(manifest.to_json()?).await?;
     ports.faults.hit(FaultPoint::WriterAfterManifestSend).await;

@@ -218,7 +218,7 @@ fn aged_result(
         return (r.id.clone(), MessageResult::Poison { reason });
     }
     warn!(%table, message = %r.id, batch = %m.batch_id, "files older than the commit age limit; sources sent back to be written again");
-    (r.id.clone(), MessageResult::Overlap { table: m.table.clone(), requeue: m.sources.clone() })
+    (r.id.clone(), MessageResult::Overlap { table: m.table.clone(), requeue: m.sources.clone(), rows: m.rows.clone() })
 }
 
 /// A message whose file entries convert: ready to be classified and committed.
@@ -250,7 +250,8 @@ fn classify<'a>(ready: Vec<Ready<'a>>, committed: &HashSet<String>) -> Classifie
         } else if m.sources.iter().any(done) {
             let requeue: Vec<SourceRef> = m.sources.iter().filter(|s| !done(s)).cloned().collect();
             warn!(message = %id, batch = %m.batch_id, requeue = requeue.len(), "manifest overlaps committed sources; rejected");
-            results.push((id.clone(), MessageResult::Overlap { table: m.table.clone(), requeue }));
+            results
+                .push((id.clone(), MessageResult::Overlap { table: m.table.clone(), requeue, rows: m.rows.clone() }));
         } else {
             taken.extend(m.sources.iter().map(|s| s.id.as_str()));
             take.push(r);
@@ -340,7 +341,7 @@ fn rebase_all<'a>(state: &TableState, take: Vec<Ready<'a>>) -> Rebased<'a> {
                 warn!(message = %r.id, batch = %m.batch_id, %reason, "files do not fit the table's schema now; written again");
                 out.refused.push((
                     r.id.clone(),
-                    MessageResult::Overlap { table: m.table.clone(), requeue: m.sources.clone() },
+                    MessageResult::Overlap { table: m.table.clone(), requeue: m.sources.clone(), rows: m.rows.clone() },
                 ));
             }
         }

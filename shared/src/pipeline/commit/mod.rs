@@ -30,7 +30,7 @@ use tracing::{instrument, warn};
 
 use crate::config::EngineConfig;
 use crate::fault::FaultPoint;
-use crate::message::{CommitRequest, CreateRequest, FileManifest, RewriteRequest, SourceRef};
+use crate::message::{CommitRequest, CreateRequest, FileManifest, RewriteRequest, RowsTaken, SourceRef};
 use crate::ports::{Committed, Lease, Message, Pointer, Ports};
 use crate::table::maintain::{EXPIRE_BATCH, ExpiryPolicy, gc_enabled};
 use crate::table::{Manifests, SnapshotPlan, TableState, load_table};
@@ -56,6 +56,8 @@ pub enum MessageResult {
         table: TableIdent,
         /// Sources to re-enqueue for writing.
         requeue: Vec<SourceRef>,
+        /// Which rows of them the manifest's files held (`None`: unknown, an older writer's).
+        rows: Option<RowsTaken>,
     },
     /// Not processed now (lock not available, table missing, transient failure): leave it
     /// for redelivery. Do not acknowledge.
