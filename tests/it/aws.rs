@@ -94,6 +94,41 @@ impl Env {
             .expect("notification");
     }
 
+    /// A writer's settings here: every object to `table`, data under the lake bucket, no
+    /// dead-letter queue, tables created at first sight.
+    pub(crate) fn writer_env(&self, table: &str) -> WriterEnv {
+        WriterEnv {
+            engine: EngineConfig::default(),
+            router: Router::new(None, table.parse().unwrap()),
+            warehouse: format!("s3://{}/warehouse", self.bucket("lake")),
+            dead_letters: None,
+            tables: Default::default(),
+            create_wait: Duration::ZERO,
+        }
+    }
+
+    /// The object-created notification records S3 sends for `keys` of the landing bucket.
+    pub(crate) async fn created_records<'a>(&self, keys: impl IntoIterator<Item = &'a str>) -> Vec<serde_json::Value> {
+        let mut records = vec![];
+        for key in keys {
+            let head = self
+                .clients
+                .s3
+                .head_object()
+                .bucket(self.bucket("landing"))
+                .key(key)
+                .send()
+                .await
+                .expect("head object");
+            records.push(serde_json::json!({
+                "eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
+                "s3": {"bucket": {"name": self.bucket("landing")},
+                       "object": {"key": key, "size": head.content_length(), "eTag": head.e_tag()}}
+            }));
+        }
+        records
+    }
+
     pub(crate) fn bucket(&self, b: &str) -> String {
         format!("{b}-{}", self.suffix)
     }
@@ -371,12 +406,9 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
 
     // Writer: the real notifications (5 objects, plus moto's s3:TestEvent).
     let writer_env = WriterEnv {
-        engine: EngineConfig::default(),
-        router: Router::new(None, table_name.parse().unwrap()),
-        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
         dead_letters: Some(SqsQueue::new(env.clients.sqs.clone(), &dlq_url)),
         tables: std::sync::Arc::new(floe::table::WriterTables::new(Duration::from_secs(60))),
-        create_wait: Duration::ZERO,
+        ..env.writer_env(&table_name)
     };
     let (event, receipts) = env.sqs_event(&ingest_url, 6, Duration::from_secs(20)).await;
     create_on_first_sight(&writer_env, &ports, event.clone()).await;
@@ -471,24 +503,8 @@ async fn lock_contention_hands_messages_back_with_a_fresh_receive_count() {
     let env = Env::new(Catalog::DynamoDb).await;
     let ports: Ports = aws::connect(&env.settings).await.expect("connect");
     let (keys, _) = drop_files(&env, 2).await;
-    let mut records = vec![];
-    for key in &keys {
-        let head =
-            env.clients.s3.head_object().bucket(env.bucket("landing")).key(key).send().await.expect("head object");
-        records.push(serde_json::json!({
-            "eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
-            "s3": {"bucket": {"name": env.bucket("landing")},
-                   "object": {"key": key, "size": head.content_length(), "eTag": head.e_tag()}}
-        }));
-    }
-    let writer_env = WriterEnv {
-        engine: EngineConfig::default(),
-        router: Router::new(None, "default.events".parse().unwrap()),
-        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
-        dead_letters: None,
-        tables: Default::default(),
-        create_wait: Duration::ZERO,
-    };
+    let records = env.created_records(keys.iter().map(String::as_str)).await;
+    let writer_env = env.writer_env("default.events");
     create_on_first_sight(&writer_env, &ports, serde_json::json!({ "Records": records })).await;
     let response = handle_writer(&writer_env, &ports, serde_json::json!({ "Records": records })).await.expect("writer");
     assert!(response.batch_item_failures.is_empty());
@@ -637,14 +653,7 @@ async fn overwritten_object_lands_what_each_notification_names(versioned: bool) 
     expected.sort();
     for (order, name) in [([0, 1], "default.forward"), ([1, 0], "default.reverse")] {
         let table: floe::TableIdent = name.parse().unwrap();
-        let writer_env = WriterEnv {
-            engine: EngineConfig::default(),
-            router: Router::new(None, table.clone()),
-            warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
-            dead_letters: None,
-            tables: Default::default(),
-            create_wait: Duration::ZERO,
-        };
+        let writer_env = env.writer_env(&table.to_string());
         // Both versions offered: on an unversioned bucket the first is gone and cannot define it.
         create_on_first_sight(&writer_env, &ports, serde_json::json!({ "Records": records.clone() })).await;
         for i in order {
@@ -679,12 +688,8 @@ async fn overwritten_object_lands_what_each_notification_names(versioned: bool) 
         del.version_id(announced).send().await.expect("delete that version");
         let table: floe::TableIdent = "default.late".parse().unwrap();
         let writer_env = WriterEnv {
-            engine: EngineConfig::default(),
-            router: Router::new(None, table.clone()),
-            warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
             dead_letters: Some(SqsQueue::new(env.clients.sqs.clone(), &dlq_url)),
-            tables: Default::default(),
-            create_wait: Duration::ZERO,
+            ..env.writer_env(&table.to_string())
         };
         let one = serde_json::json!({ "Records": [records[0].clone()] });
         let response = handle_writer(&writer_env, &ports, one.clone()).await.expect("writer");
@@ -763,14 +768,7 @@ async fn a_backfill_lands_existing_objects_once_however_often_it_runs() {
         assert!(e.contains("no route of the deployment sends objects to"), "{e}");
     }
     let queue = SqsQueue::new(env.clients.sqs.clone(), &ingest_url);
-    let writer_env = WriterEnv {
-        engine: EngineConfig::default(),
-        router: Router::new(None, "default.events".parse().unwrap()),
-        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
-        dead_letters: None,
-        tables: Default::default(),
-        create_wait: Duration::ZERO,
-    };
+    let writer_env = env.writer_env("default.events");
     let table: floe::TableIdent = "default.events".parse().unwrap();
     for round in 0..2 {
         let sources = objects(ports.store.as_ref(), &b).await.expect("list");
@@ -859,12 +857,8 @@ async fn a_floe_toml_in_s3_routes_objects_and_rows_to_their_tables() {
     let config =
         floe::adapters::aws::lambda::load_floe_toml(&config_uri, ports.store.as_ref()).await.expect("FLOE_CONFIG");
     let writer_env = WriterEnv {
-        engine: EngineConfig::default(),
         router: Router::new(Some(config), "default.events".parse().unwrap()),
-        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
-        dead_letters: None,
-        tables: Default::default(),
-        create_wait: Duration::ZERO,
+        ..env.writer_env("default.events")
     };
     let spec = EventsSpec { events_per_file: 120, ..Default::default() };
     let mut events = vec![];
@@ -993,14 +987,7 @@ async fn a_failed_committed_mark_leaves_only_its_own_source_pending() {
 async fn notifications_naming_nothing_readable_are_never_dropped_silently() {
     let env = Env::new(Catalog::DynamoDb).await;
     let ports: Ports = aws::connect(&env.settings).await.expect("connect");
-    let writer_env = WriterEnv {
-        engine: EngineConfig::default(),
-        router: Router::new(None, "default.events".parse().unwrap()),
-        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
-        dead_letters: None,
-        tables: Default::default(),
-        create_wait: Duration::ZERO,
-    };
+    let writer_env = env.writer_env("default.events");
     let eventbridge = serde_json::json!({"version": "0", "detail-type": "Object Created", "source": "aws.s3",
         "detail": {"bucket": {"name": env.bucket("landing")}, "object": {"key": "events/x.avro"}}});
     let sqs = serde_json::json!({"Records": [
@@ -1047,24 +1034,8 @@ async fn an_archived_object_is_refused_alone_and_its_batch_lands() {
         .send()
         .await
         .expect("put");
-    let mut records = vec![];
-    for key in keys.iter().map(String::as_str).chain([archived]) {
-        let head =
-            env.clients.s3.head_object().bucket(env.bucket("landing")).key(key).send().await.expect("head object");
-        records.push(serde_json::json!({
-            "eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
-            "s3": {"bucket": {"name": env.bucket("landing")},
-                   "object": {"key": key, "size": head.content_length(), "eTag": head.e_tag()}}
-        }));
-    }
-    let writer_env = WriterEnv {
-        engine: EngineConfig::default(),
-        router: Router::new(None, "default.events".parse().unwrap()),
-        warehouse: format!("s3://{}/warehouse", env.bucket("lake")),
-        dead_letters: None,
-        tables: Default::default(),
-        create_wait: Duration::ZERO,
-    };
+    let records = env.created_records(keys.iter().map(String::as_str).chain([archived])).await;
+    let writer_env = env.writer_env("default.events");
     create_on_first_sight(&writer_env, &ports, serde_json::json!({ "Records": records })).await;
     let response = handle_writer(&writer_env, &ports, serde_json::json!({ "Records": records })).await.expect("writer");
     assert!(response.batch_item_failures.is_empty());

@@ -83,15 +83,43 @@ async fn an_overlapping_batch_is_rejected_and_its_new_objects_requeued() {
     assert!(counts(&ids).values().all(|c| *c == 1));
 }
 
-/// A pointer whose first swap is beaten by another committer's commit.
-pub struct Racing {
+/// When [`RivalSwap`]'s rival commits.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Rival {
+    /// Before the first swap: the swap is beaten.
+    CommitsFirst,
+    /// Just after the first swap lands, whose answer is then lost: a retry would find the
+    /// pointer moved, so the swap says `Conflict`.
+    CommitsOverTheLandedSwap,
+}
+
+/// A pointer whose first swap meets another committer's commit of `rival`'s messages.
+pub struct RivalSwap {
     pub inner: Arc<dyn TablePointer>,
+    pub when: Rival,
     pub fired: AtomicBool,
     pub rival: tokio::sync::Mutex<Option<(Committer, Vec<Message>)>>,
 }
 
+impl RivalSwap {
+    pub fn new(inner: Arc<dyn TablePointer>, when: Rival, rival: Committer, msgs: Vec<Message>) -> Arc<Self> {
+        Arc::new(RivalSwap {
+            inner,
+            when,
+            fired: AtomicBool::new(false),
+            rival: tokio::sync::Mutex::new(Some((rival, msgs))),
+        })
+    }
+
+    async fn rival_commits(&self) {
+        let (mut rival, msgs) = self.rival.lock().await.take().expect("rival");
+        let out = rival.commit(&msgs).await;
+        assert!(matches!(out.results[0].1, MessageResult::Committed { .. }), "{:?}", out.results);
+    }
+}
+
 #[async_trait]
-impl TablePointer for Racing {
+impl TablePointer for RivalSwap {
     async fn load(&self, t: &TableIdent) -> Result<Option<Pointer>, PortError> {
         self.inner.load(t).await
     }
@@ -99,13 +127,30 @@ impl TablePointer for Racing {
         self.inner.create(t, loc).await
     }
     async fn swap(&self, t: &TableIdent, expected: &Pointer, loc: &str) -> Result<Pointer, PortError> {
-        if !self.fired.swap(true, Ordering::SeqCst) {
-            let (mut rival, msgs) = self.rival.lock().await.take().expect("rival");
-            let out = rival.commit(&msgs).await;
-            assert!(matches!(out.results[0].1, MessageResult::Committed { .. }), "{:?}", out.results);
+        let first = !self.fired.swap(true, Ordering::SeqCst);
+        if !first {
+            return self.inner.swap(t, expected, loc).await;
         }
-        self.inner.swap(t, expected, loc).await
+        match self.when {
+            Rival::CommitsFirst => {
+                self.rival_commits().await;
+                self.inner.swap(t, expected, loc).await
+            }
+            Rival::CommitsOverTheLandedSwap => {
+                self.inner.swap(t, expected, loc).await?;
+                self.rival_commits().await;
+                Err(PortError::Conflict("the answer was lost; a retry found the pointer moved".into()))
+            }
+        }
     }
+}
+
+/// A committer with a lock of its own (as a zombie past its lease would have): only the
+/// pointer's compare-and-swap keeps it and `h`'s committers apart.
+pub fn rival_committer(h: &Harness) -> Committer {
+    let mut ports = h.ports.clone();
+    ports.lock = Arc::new(floe::adapters::local::SqliteLock::open(&h.dir.path().join("rival-lock.db")).unwrap());
+    Committer::new(h.engine.clone(), ports)
 }
 
 #[tokio::test]
@@ -116,18 +161,11 @@ async fn a_lost_compare_and_swap_replans_without_losing_or_doubling() {
     write(&h.engine, &h.ports, &t, vec![inputs[0].clone()]).await.unwrap();
     write(&h.engine, &h.ports, &t, vec![inputs[1].clone()]).await.unwrap();
     let msgs = drain(&h.ports).await;
-    // The rival uses a lock of its own (as a zombie past its lease would): the pointer's
-    // compare-and-swap alone must keep the table right.
-    let mut rival_ports = h.ports.clone();
-    rival_ports.lock = Arc::new(floe::adapters::local::SqliteLock::open(&h.dir.path().join("rival-lock.db")).unwrap());
-    let rival = Committer::new(h.engine.clone(), rival_ports);
-    let racing = Arc::new(Racing {
-        inner: h.ports.pointer.clone(),
-        fired: AtomicBool::new(false),
-        rival: tokio::sync::Mutex::new(Some((rival, vec![msgs[1].clone()]))),
-    });
+    // The rival uses a lock of its own: the pointer's compare-and-swap alone must keep the
+    // table right.
     let mut ports = h.ports.clone();
-    ports.pointer = racing;
+    ports.pointer =
+        RivalSwap::new(h.ports.pointer.clone(), Rival::CommitsFirst, rival_committer(&h), vec![msgs[1].clone()]);
     let mut loser = Committer::new(h.engine.clone(), ports);
     let out = loser.commit(&msgs[0..1]).await;
     assert!(matches!(out.results[0].1, MessageResult::Committed { .. }), "{:?}", out.results);
@@ -578,34 +616,6 @@ async fn an_overlap_met_by_a_compaction_is_quarantined_not_dropped() {
     replay_lands_the_rest(&h, &inputs).await;
 }
 
-/// A pointer whose first swap lands, but whose answer is lost, and by the time the retry asks
-/// another committer has committed on top: the retry can only say `Conflict`.
-pub struct LandsThenLoses {
-    pub inner: Arc<dyn TablePointer>,
-    pub fired: AtomicBool,
-    pub rival: tokio::sync::Mutex<Option<(Committer, Vec<Message>)>>,
-}
-
-#[async_trait]
-impl TablePointer for LandsThenLoses {
-    async fn load(&self, t: &TableIdent) -> Result<Option<Pointer>, PortError> {
-        self.inner.load(t).await
-    }
-    async fn create(&self, t: &TableIdent, loc: &str) -> Result<Pointer, PortError> {
-        self.inner.create(t, loc).await
-    }
-    async fn swap(&self, t: &TableIdent, expected: &Pointer, loc: &str) -> Result<Pointer, PortError> {
-        let landed = self.inner.swap(t, expected, loc).await?;
-        if self.fired.swap(true, Ordering::SeqCst) {
-            return Ok(landed);
-        }
-        let (mut rival, msgs) = self.rival.lock().await.take().expect("rival");
-        let out = rival.commit(&msgs).await;
-        assert!(matches!(out.results[0].1, MessageResult::Committed { .. }), "{:?}", out.results);
-        Err(PortError::Conflict("the answer was lost; a retry found the pointer moved".into()))
-    }
-}
-
 #[tokio::test]
 async fn a_swap_that_landed_and_was_committed_over_keeps_its_metadata_file() {
     let h = Harness::new();
@@ -614,15 +624,9 @@ async fn a_swap_that_landed_and_was_committed_over_keeps_its_metadata_file() {
     write(&h.engine, &h.ports, &t, vec![inputs[0].clone()]).await.unwrap();
     write(&h.engine, &h.ports, &t, vec![inputs[1].clone()]).await.unwrap();
     let msgs = drain(&h.ports).await;
-    let mut rival_ports = h.ports.clone();
-    rival_ports.lock = Arc::new(floe::adapters::local::SqliteLock::open(&h.dir.path().join("rival-lock.db")).unwrap());
-    let rival = Committer::new(h.engine.clone(), rival_ports);
     let mut ports = h.ports.clone();
-    ports.pointer = Arc::new(LandsThenLoses {
-        inner: h.ports.pointer.clone(),
-        fired: AtomicBool::new(false),
-        rival: tokio::sync::Mutex::new(Some((rival, vec![msgs[1].clone()]))),
-    });
+    let when = Rival::CommitsOverTheLandedSwap;
+    ports.pointer = RivalSwap::new(h.ports.pointer.clone(), when, rival_committer(&h), vec![msgs[1].clone()]);
     let mut unlucky = Committer::new(h.engine.clone(), ports);
     let out = unlucky.commit(&msgs[0..1]).await;
     assert!(out.results[0].1.ack(), "its snapshot is in the table: {:?}", out.results);

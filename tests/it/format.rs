@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use floe::Error;
@@ -165,13 +165,9 @@ async fn a_lost_compare_and_swap_on_a_v3_table_replans_from_the_winners_next_row
     assert_eq!(msgs.len(), 2);
     // The rival commits the second batch between the loser's plan (on the old next-row-id)
     // and its swap; it has a lock of its own, so only the compare-and-swap keeps them apart.
-    let mut rival_ports = h.ports.clone();
-    rival_ports.lock = Arc::new(floe::adapters::local::SqliteLock::open(&h.dir.path().join("rival.db")).unwrap());
-    let racing = Arc::new(crate::commit::Racing {
-        inner: h.ports.pointer.clone(),
-        fired: AtomicBool::new(false),
-        rival: tokio::sync::Mutex::new(Some((Committer::new(h.engine.clone(), rival_ports), vec![msgs[1].clone()]))),
-    });
+    use crate::commit::{Rival, RivalSwap, rival_committer};
+    let racing =
+        RivalSwap::new(h.ports.pointer.clone(), Rival::CommitsFirst, rival_committer(&h), vec![msgs[1].clone()]);
     let mut ports = h.ports.clone();
     ports.pointer = racing.clone();
     let mut loser = Committer::new(h.engine.clone(), ports);
