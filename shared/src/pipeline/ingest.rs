@@ -242,8 +242,8 @@ pub struct CommitTotals {
     /// Sources this run writes again (their manifest overlapped committed sources): those it
     /// was given, and another run's of the same table and rows.
     pub requeue: Vec<SourceRef>,
-    /// Ids of the sources in `requeue` it was not given, recorded in the quarantine (kind
-    /// `overlap`) until they land, so that a run that dies first loses none of them.
+    /// Ids of the sources in `requeue`, recorded in the quarantine (kind `overlap`) until they
+    /// land, so that a run that dies first loses none of them.
     pub parked: Vec<String>,
     /// Sources of overlapping manifests this run does not take (another table's, another
     /// route's or of unknown rows, or any met by a compaction), quarantined with kind `overlap` before their manifest
@@ -285,12 +285,7 @@ impl Own {
     /// Whether `source`, of an overlapping manifest of `table` that took `rows`, is this run's to
     /// write again.
     fn takes(&self, table: &TableIdent, rows: Option<&RowsTaken>, source: &SourceRef) -> bool {
-        &self.table == table && (rows == Some(&self.rows) || self.given(source))
-    }
-
-    /// Whether the run was given `source`.
-    fn given(&self, source: &SourceRef) -> bool {
-        self.sources.contains(&source.id)
+        &self.table == table && (rows == Some(&self.rows) || self.sources.contains(&source.id))
     }
 }
 
@@ -317,12 +312,10 @@ async fn run_committer(
                     if let MessageResult::Overlap { table, requeue, rows } = r {
                         let takes = |s: &SourceRef| own.as_ref().is_some_and(|o| o.takes(table, rows.as_ref(), s));
                         let (mine, others): (Vec<SourceRef>, Vec<SourceRef>) = requeue.iter().cloned().partition(takes);
-                        // Another run's sources this run takes: a durable record first, so that
-                        // if this run dies before writing them a replay lands them.
-                        let parked: Vec<SourceRef> =
-                            mine.iter().filter(|s| own.as_ref().is_some_and(|o| !o.given(s))).cloned().collect();
-                        park_overlap(&ports, table, &parked).await?;
-                        totals.parked.extend(parked.into_iter().map(|s| s.id));
+                        // A durable record first, so that if this run dies before writing them
+                        // again a replay lands them.
+                        park_overlap(&ports, table, &mine).await?;
+                        totals.parked.extend(mine.iter().map(|s| s.id.clone()));
                         totals.requeue.extend(mine);
                         if !others.is_empty() {
                             totals.quarantined.extend(quarantine_overlap(&ports, table, &others).await?);
@@ -396,15 +389,16 @@ async fn quarantine_overlap(
     Ok(out)
 }
 
-/// Records the sources of another run's overlapping manifest that this run writes again, before
-/// the manifest is acknowledged: their record is resolved once they land ([`unpark`] removes
-/// it), and stays for `floe quarantine replay` if this run dies first.
+/// Records the sources of an overlapping manifest that this run writes again, before the
+/// manifest is acknowledged: their record is resolved once they land ([`unpark`] removes it),
+/// and stays for `floe quarantine replay` if this run dies first (a rerun over the same inputs
+/// lands them too).
 async fn park_overlap(ports: &Ports, table: &TableIdent, sources: &[SourceRef]) -> Result<()> {
     let r = Rejection::new(
         "overlap",
         format!(
-            "its manifest overlapped sources another batch committed into {table}; a run of the same table is \
-             writing it again. If it is not committed, that run stopped first: land it with `floe quarantine replay`"
+            "its manifest overlapped sources another batch committed into {table}; a run of that table is writing \
+             it again. If it is not committed, that run stopped first: land it with `floe quarantine replay`"
         ),
     );
     for s in sources {
