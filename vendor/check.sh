@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Proves vendor/parquet is the published parquet crate plus vendor/parquet.patch and nothing else:
-# downloads the crate from crates.io, applies the patch, trims what vendor/README.md says was
-# trimmed, and compares the trees. Needs network access to static.crates.io.
+# Proves each crate under vendor/ is the published crate plus its vendor/<crate>.patch and nothing
+# else: downloads the crate from crates.io, applies the patch, trims what vendor/README.md says
+# was trimmed, and compares the trees. Needs network access to static.crates.io.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$here/parquet/Cargo.toml" | head -1)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-curl -sSfL "https://static.crates.io/crates/parquet/parquet-$version.crate" | tar -xz -C "$work"
-up="$work/parquet-$version"
-(cd "$up" && patch -s -p1 < "$here/parquet.patch")
-(cd "$up" && rm -rf .cargo-ok .cargo_vcs_info.json Cargo.lock Cargo.toml.orig CONTRIBUTING.md \
-    regen.sh THRIFT.md benches tests examples pytest src/bin)
-# The manifest drops the targets and dev-dependencies of the removed folders, and the
-# test-only feature's dependency on one of them (the feature stays, empty).
-python3 - "$up/Cargo.toml" <<'PY'
+
+# check CRATE EXTRA_PATHS_TO_TRIM...
+check() {
+    local crate=$1
+    shift
+    local version
+    version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$here/$crate/Cargo.toml" | head -1)
+    curl -sSfL "https://static.crates.io/crates/$crate/$crate-$version.crate" | tar -xz -C "$work"
+    local up="$work/$crate-$version"
+    (cd "$up" && patch -s -p1 < "$here/$crate.patch")
+    (cd "$up" && rm -rf .cargo-ok .cargo_vcs_info.json Cargo.lock Cargo.toml.orig "$@")
+    # The manifest drops the targets and dev-dependencies of the removed folders, and parquet's
+    # test-only feature's dependency on one of them (the feature stays, empty).
+    python3 - "$up/Cargo.toml" <<'PY'
 import re, sys
 p = sys.argv[1]
 blocks = re.split(r'(?m)^(?=\[)', open(p).read())
@@ -22,4 +27,8 @@ drop = re.compile(r'\[\[(bin|example|test|bench)\]\]|\[dev-dependencies')
 text = ''.join(b for b in blocks if not drop.match(b))
 open(p, 'w').write(text.replace('test_common = ["arrow/test_utils"]', 'test_common = []'))
 PY
-diff -r "$up" "$here/parquet" && echo "vendor/parquet = parquet $version + vendor/parquet.patch"
+    diff -r "$up" "$here/$crate" && echo "vendor/$crate = $crate $version + vendor/$crate.patch"
+}
+
+check parquet CONTRIBUTING.md regen.sh THRIFT.md benches tests examples pytest src/bin
+check arrow-avro benches

@@ -165,7 +165,8 @@ def test_quarantine_lists_the_bad_files(events):
     out = floe("quarantine", "list", "--warehouse", wh).stdout
     bad = sorted(line.split("\t")[0].rsplit("/", 1)[1] for line in out.strip().splitlines())
     assert bad == sorted(f"corrupt-{k}.avro" for k in
-                         ["empty", "truncated", "bad-magic", "bad-sync", "unknown-codec", "corrupt-block"])
+                         ["empty", "truncated", "bad-magic", "bad-sync", "unknown-codec", "corrupt-block",
+                          "trailing-bytes"])
 
 
 def test_every_avro_type_round_trips(tmp_path):

@@ -427,7 +427,7 @@ impl std::io::BufRead for Inflate<'_> {
     }
 }
 
-fn zigzag(v: i64, out: &mut Vec<u8>) {
+pub(crate) fn zigzag(v: i64, out: &mut Vec<u8>) {
     let mut n = ((v << 1) ^ (v >> 63)) as u64;
     loop {
         let b = (n & 0x7f) as u8;
@@ -543,4 +543,33 @@ fn rename(
         _ => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use apache_avro::Codec;
+
+    use super::*;
+    use crate::sample::{Corruption, EventsSpec, corrupt, events_file};
+
+    /// Bytes after a block's records were decoded forever (arrow-avro spun on them: patched in
+    /// vendor/arrow-avro); now the object is refused as corrupt, whatever its codec. Run on a
+    /// thread with a deadline, so that the old behaviour fails the test instead of hanging it.
+    #[test]
+    fn bytes_past_a_blocks_records_are_refused_not_decoded_forever() {
+        for codec in
+            [Codec::Null, Codec::Snappy, Codec::Deflate(Default::default()), Codec::Zstandard(Default::default())]
+        {
+            let spec = EventsSpec { events_per_file: 50, codec, ..Default::default() };
+            let bad = corrupt(&events_file(&spec, 1, 0).unwrap().0, Corruption::TrailingBytes);
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let info = inspect(&bad).expect("the framing is sound");
+                let _ = tx.send(decode(&bad, &info, DecodeLimits::NONE).map(|_| ()));
+            });
+            let refused = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("decoding ends").unwrap_err();
+            assert_eq!(refused.kind, "corrupt", "{codec:?}: {refused}");
+            assert!(refused.reason.contains("past the block's declared records"), "{codec:?}: {refused}");
+        }
+    }
 }

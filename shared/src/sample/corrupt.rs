@@ -15,17 +15,21 @@ pub enum Corruption {
     UnknownCodec,
     /// Garbage inside the first compressed block.
     CorruptBlock,
+    /// Bytes after the last block's records, inside the block (its size and its compressed
+    /// data made to match): the framing is sound, the records end early.
+    TrailingBytes,
 }
 
 impl Corruption {
     /// Every corruption.
-    pub const ALL: [Corruption; 6] = [
+    pub const ALL: [Corruption; 7] = [
         Corruption::Empty,
         Corruption::Truncated,
         Corruption::BadMagic,
         Corruption::BadSync,
         Corruption::UnknownCodec,
         Corruption::CorruptBlock,
+        Corruption::TrailingBytes,
     ];
 
     /// A short name (used in file names).
@@ -37,6 +41,7 @@ impl Corruption {
             Corruption::BadSync => "bad-sync",
             Corruption::UnknownCodec => "unknown-codec",
             Corruption::CorruptBlock => "corrupt-block",
+            Corruption::TrailingBytes => "trailing-bytes",
         }
     }
 }
@@ -70,6 +75,67 @@ pub fn corrupt(good: &[u8], how: Corruption) -> Vec<u8> {
                 *x = (i as u8).wrapping_mul(37) ^ 0xA5;
             }
         }
+        Corruption::TrailingBytes => b = trailing_bytes(good),
     }
     b
+}
+
+/// `good` with three bytes appended to its last block's records.
+fn trailing_bytes(good: &[u8]) -> Vec<u8> {
+    use std::io::{Read, Write};
+    fn long(b: &[u8], mut pos: usize) -> (i64, usize) {
+        let (mut n, mut shift) = (0u64, 0);
+        loop {
+            let x = b[pos];
+            pos += 1;
+            n |= u64::from(x & 0x7f) << shift;
+            shift += 7;
+            if x & 0x80 == 0 {
+                return (((n >> 1) as i64) ^ -((n & 1) as i64), pos);
+            }
+        }
+    }
+    let info = crate::convert::avro::inspect(good).expect("a good container file");
+    let (mut pos, mut last) = (info.header_len, info.header_len);
+    while pos < good.len() {
+        last = pos;
+        let (_, p) = long(good, pos);
+        let (size, p) = long(good, p);
+        pos = p + size as usize + 16;
+    }
+    let (count, p) = long(good, last);
+    let (size, p) = long(good, p);
+    let data = &good[p..p + size as usize];
+    let mut plain = match info.codec.as_str() {
+        "null" => data.to_vec(),
+        "snappy" => snap::raw::Decoder::new().decompress_vec(&data[..data.len() - 4]).expect("snappy"),
+        "deflate" => {
+            let mut out = vec![];
+            flate2::read::DeflateDecoder::new(data).read_to_end(&mut out).expect("deflate");
+            out
+        }
+        "zstandard" => zstd::decode_all(data).expect("zstandard"),
+        other => panic!("codec {other}"),
+    };
+    plain.extend_from_slice(&[2, 2, 2]);
+    let packed = match info.codec.as_str() {
+        "null" => plain,
+        "snappy" => {
+            let mut out = snap::raw::Encoder::new().compress_vec(&plain).expect("snappy");
+            out.extend_from_slice(&crc32fast::hash(&plain).to_be_bytes());
+            out
+        }
+        "deflate" => {
+            let mut e = flate2::write::DeflateEncoder::new(vec![], flate2::Compression::default());
+            e.write_all(&plain).expect("deflate");
+            e.finish().expect("deflate")
+        }
+        _ => zstd::encode_all(&plain[..], 0).expect("zstandard"),
+    };
+    let mut out = good[..last].to_vec();
+    crate::convert::avro::zigzag(count, &mut out);
+    crate::convert::avro::zigzag(packed.len() as i64, &mut out);
+    out.extend_from_slice(&packed);
+    out.extend_from_slice(&info.sync);
+    out
 }
