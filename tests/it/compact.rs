@@ -785,3 +785,87 @@ async fn a_compaction_rolled_back_by_another_engine_can_land_again() {
     assert_eq!(level_zero(&after), 0);
     assert_eq!(counts(&after.event_ids()), counts(&source_event_ids(&objects)), "every key once");
 }
+
+/// The events of an Avro file with `schema_version` set to `version`: the same keys, another value.
+fn with_schema_version(file: &[u8], version: i32) -> Vec<u8> {
+    use apache_avro::types::Value;
+    let reader = apache_avro::Reader::new(file).unwrap();
+    let schema = reader.writer_schema().clone();
+    let mut w = apache_avro::Writer::new(&schema, Vec::new());
+    for v in reader {
+        let Value::Record(mut fields) = v.unwrap() else { panic!("a record") };
+        for (name, value) in &mut fields {
+            if name == "schema_version" {
+                *value = Value::Int(version);
+            }
+        }
+        w.append(Value::Record(fields)).unwrap();
+    }
+    w.into_inner().unwrap()
+}
+
+/// `schema_version` of every row of `b` holding `key`.
+fn versions_in(b: &arrow_array::RecordBatch, key: &str) -> Vec<i32> {
+    let ids = b.column_by_name("event_id").unwrap();
+    let ids = ids.as_any().downcast_ref::<arrow_array::FixedSizeBinaryArray>().unwrap();
+    let v = b.column_by_name("schema_version").unwrap();
+    let v = v.as_any().downcast_ref::<arrow_array::Int32Array>().unwrap();
+    (0..b.num_rows())
+        .filter(|i| uuid::Uuid::from_slice(ids.value(*i)).unwrap().to_string() == key)
+        .map(|i| v.value(i))
+        .collect()
+}
+
+/// A `--full` run's references are the compacted files at the target size, which may be younger
+/// than a compacted input under it: under a dedup window a key's first copy may sit in such an
+/// input and a later copy in a reference. The first copy stays (under a window both may); it
+/// was dropped for the later one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_compaction_never_drops_a_keys_first_copy_for_a_younger_reference() {
+    const WINDOW_MS: u64 = 500;
+    const TARGET: u64 = 64 * 1024;
+    let h = Harness::new();
+    let mut cfg = TableConfig::new("ev.full".parse().unwrap())
+        .with_sort_by("event_time")
+        .unwrap()
+        .with_dedup_key("event_id")
+        .unwrap();
+    cfg.target_file_size = TARGET;
+    cfg.properties.insert(floe::table::PROP_DEDUP_WINDOW.into(), WINDOW_MS.to_string());
+    let t0 = floe::sample::EventsSpec::default().start_us;
+    let file = |n: usize, start_us: i64, seed: u64| {
+        let spec = floe::sample::EventsSpec { events_per_file: n, start_us, ..Default::default() };
+        floe::sample::events_file(&spec, seed, 0).unwrap().0
+    };
+    let first = file(5, t0, 1);
+    let a1 = h.put_file("a", "a1.avro", &first).await;
+    let a2 = h.put_file("a", "a2.avro", &file(5, t0 + 10_000_000, 2)).await;
+    ingest_round(&h, &cfg, vec![a1.clone(), a2]).await;
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(false), VISIBILITY).await.expect("compaction");
+
+    // Past the window, a later copy of a1's events (one value changed) and many more events
+    // after them: their compaction has no reference, and its first file, at the target size,
+    // holds the later copies.
+    tokio::time::sleep(Duration::from_millis(WINDOW_MS + 300)).await;
+    let later = h.put_file("b", "b.avro", &with_schema_version(&first, 99)).await;
+    let filler = h.put_file("b", "filler.avro", &file(3000, t0 + 3_600_000_000, 3)).await;
+    ingest_round(&h, &cfg, vec![later, filler]).await;
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(false), VISIBILITY).await.expect("compaction");
+    let keys = source_event_ids(std::slice::from_ref(&a1));
+    let c = contents(&h.ports, &cfg.table).await;
+    let mut sizes = vec![];
+    for (path, _, b) in &c.files {
+        let size = h.ports.store.head(path).await.unwrap().size;
+        let level1 = path.rsplit('/').next().unwrap().starts_with("L1-");
+        sizes.push((versions_in(b, &keys[0]), size, level1));
+    }
+    assert!(sizes.iter().any(|(v, s, l1)| v == &[99] && *s >= TARGET && *l1), "the later copies' file: {sizes:?}");
+    assert!(sizes.iter().any(|(v, s, l1)| v.len() == 1 && v != &[99] && *s < TARGET && *l1), "the first's: {sizes:?}");
+
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.expect("full compaction");
+    let c = contents(&h.ports, &cfg.table).await;
+    for key in &keys {
+        let versions: Vec<i32> = c.files.iter().flat_map(|(_, _, b)| versions_in(b, key)).collect();
+        assert!(versions.iter().any(|v| *v != 99), "{key}: the first committed copy is gone: {versions:?}");
+    }
+}

@@ -314,9 +314,12 @@ async fn run_indexed(
     let (batches, bytes_in) = tokio::task::spawn_blocking(move || decode(&t, &inputs))
         .await
         .map_err(|e| Error::Internal(format!("decode task failed: {e}")))??;
-    let rows_in: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
-    // The inputs' keys that older files hold: those rows are later copies.
-    let mine = keys.keys_of(task, &batches)?;
+    let rows_in: u64 = batches.iter().flatten().map(|b| b.num_rows() as u64).sum();
+    // The level-0 inputs' keys that older files hold: those rows are later copies. (A compacted
+    // input is not checked: a `--full` run's references, compacted files at the target size,
+    // may be younger than it, and a copy it holds was committed first.)
+    let batches = Decoded::split(task, batches);
+    let mine = keys.keys_of(task, batches.young())?;
     let (found, key_reads) = keys.found(task, &mine).await?;
     drop(mine);
     out.bytes_read += key_reads.read;
@@ -382,29 +385,57 @@ async fn run_indexed(
 }
 
 /// Decodes a task's inputs (oldest first); returns their batches and bytes.
-fn decode(table: &WriterTable, inputs: &[(String, Bytes)]) -> Result<(Vec<RecordBatch>, u64)> {
+fn decode(table: &WriterTable, inputs: &[(String, Bytes)]) -> Result<(Vec<Vec<RecordBatch>>, u64)> {
     let mut batches = vec![];
     let mut bytes = 0u64;
     for (path, body) in inputs {
         bytes += body.len() as u64;
-        batches.extend(read_file(table, path, body.clone())?);
+        batches.push(read_file(table, path, body.clone())?);
     }
     Ok((batches, bytes))
 }
 
-/// The CPU part of a task once its inputs are decoded: drop the rows whose key a reference
-/// holds, then dedup, sort and encode as the writer does.
+/// A task's decoded inputs in age order: the compacted files' rows, then the level-0 files'.
+struct Decoded {
+    batches: Vec<RecordBatch>,
+    /// Where the level-0 files' rows begin.
+    young: usize,
+}
+
+impl Decoded {
+    /// `per_file`, decoded from `task`'s inputs in their order (compacted files first).
+    fn split(task: &Task, per_file: Vec<Vec<RecordBatch>>) -> Self {
+        let mut out = Decoded { batches: vec![], young: 0 };
+        for (f, batches) in task.inputs.iter().zip(per_file) {
+            debug_assert!(f.level() == 0 || out.young == out.batches.len(), "compacted inputs come first");
+            out.batches.extend(batches);
+            if f.level() > 0 {
+                out.young = out.batches.len();
+            }
+        }
+        out
+    }
+
+    fn young(&self) -> &[RecordBatch] {
+        &self.batches[self.young..]
+    }
+}
+
+/// The CPU part of a task once its inputs are decoded: drop the level-0 rows whose key a
+/// reference holds, then dedup (the first input's copy wins), sort and encode as the writer does.
 fn merge(
     table: &WriterTable,
     cfg: &EngineConfig,
-    batches: Vec<RecordBatch>,
+    batches: Decoded,
     found: &Found,
     batch_key: &str,
     bytes_per_row: f64,
 ) -> Result<Vec<(DataFileMeta, Bytes)>> {
     let rows = |bs: &[RecordBatch]| bs.iter().map(|b| b.num_rows() as u64).sum::<u64>();
-    let rows_in = rows(&batches);
-    let batches = found.drop_from(table, batches)?;
+    let rows_in = rows(&batches.batches);
+    let Decoded { mut batches, young } = batches;
+    let level0 = found.drop_from(table, batches.split_off(young))?;
+    batches.extend(level0);
     let older = rows_in - rows(&batches);
     let mut files = vec![];
     let duplicates = encode(table, cfg, batches, batch_key, bytes_per_row, &mut |meta, body| {
