@@ -572,4 +572,37 @@ mod tests {
             assert!(refused.reason.contains("past the block's declared records"), "{codec:?}: {refused}");
         }
     }
+
+    /// Bytes readers disagree on are refused, never read one way: a boolean byte other than 0
+    /// or 1 (Java reads false, fastavro true), and a union branch index past the union's
+    /// branches (read as a value, or as a null whose bytes then shifted the next field).
+    #[test]
+    fn a_boolean_byte_past_one_and_a_union_branch_past_the_union_are_refused() {
+        let schema = apache_avro::Schema::parse_str(
+            r#"{"type": "record", "name": "r", "fields": [
+                {"name": "b", "type": "boolean"}, {"name": "u", "type": ["null", "long"]},
+                {"name": "v", "type": ["long", "null"]}]}"#,
+        )
+        .unwrap();
+        let mut w = apache_avro::Writer::with_codec(&schema, Vec::new(), Codec::Null);
+        let mut r = apache_avro::types::Record::new(&schema).unwrap();
+        r.put("b", true);
+        r.put("u", apache_avro::types::Value::Union(1, Box::new(apache_avro::types::Value::Long(5))));
+        r.put("v", apache_avro::types::Value::Union(0, Box::new(apache_avro::types::Value::Long(6))));
+        w.append(r).unwrap();
+        let good = w.into_inner().unwrap();
+        // The one record: boolean 1, branch 1 (zigzag 2) and 5 (zigzag 10), branch 0 and 6 (12).
+        let at = good.len() - 16 - 5;
+        assert_eq!(good[at..at + 5], [1, 2, 10, 0, 12]);
+        let read = |bytes: &[u8]| decode(bytes, &inspect(bytes).unwrap(), DecodeLimits::NONE).map(|b| b[0].num_rows());
+        assert_eq!(read(&good).unwrap(), 1);
+        for (offset, byte, says) in
+            [(0, 2, "boolean byte 2"), (1, 4, "union branch 2"), (3, 4, "union branch 2"), (1, 1, "union branch -1")]
+        {
+            let mut bad = good.clone();
+            bad[at + offset] = byte;
+            let e = read(&bad).unwrap_err();
+            assert!(e.kind == "corrupt" && e.reason.contains(says), "byte {byte} at {offset}: {e}");
+        }
+    }
 }

@@ -55,7 +55,26 @@ impl<'a> AvroCursor<'a> {
 
     #[inline]
     pub(crate) fn get_bool(&mut self) -> Result<bool, AvroError> {
-        Ok(self.get_u8()? != 0)
+        // The spec's boolean is the byte 0 or 1; readers disagree on any other (Java reads
+        // false, fastavro true), so it is refused (Floe patch).
+        match self.get_u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            b => Err(AvroError::ParseError(format!("boolean byte {b} is neither 0 nor 1"))),
+        }
+    }
+
+    /// The branch index of a two-branch union (a zigzag long): `false` for branch 0, `true` for
+    /// branch 1; any other index names no branch and is refused (Floe patch).
+    pub(crate) fn read_two_branch_index(&mut self) -> Result<bool, AvroError> {
+        match self.read_vlq()? {
+            0 => Ok(false),
+            2 => Ok(true),
+            raw => Err(AvroError::ParseError(format!(
+                "union branch {} out of range for a union of two branches",
+                ((raw >> 1) as i64) ^ -((raw & 1) as i64)
+            ))),
+        }
     }
 
     pub(crate) fn read_vlq(&mut self) -> Result<u64, AvroError> {

@@ -1350,10 +1350,10 @@ impl Decoder {
                         nullability,
                         resolution,
                     } => {
-                        let branch = buf.read_vlq()?;
+                        let second = buf.read_two_branch_index()?;
                         let is_not_null = match *nullability {
-                            Nullability::NullFirst => branch != 0,
-                            Nullability::NullSecond => branch == 0,
+                            Nullability::NullFirst => second,
+                            Nullability::NullSecond => !second,
                         };
                         if is_not_null {
                             // It is important to decode before appending to null buffer in case of decode error
@@ -2710,10 +2710,10 @@ impl Skipper {
                 encoding.skip(buf)
             }
             Self::Nullable(order, inner) => {
-                let branch = buf.read_vlq()?;
+                let second = buf.read_two_branch_index()?;
                 let is_not_null = match *order {
-                    Nullability::NullFirst => branch != 0,
-                    Nullability::NullSecond => branch == 0,
+                    Nullability::NullFirst => second,
+                    Nullability::NullSecond => !second,
                 };
                 if is_not_null {
                     inner.skip(buf)?;
