@@ -276,9 +276,43 @@ async fn a_dedup_window_bounds_how_far_back_compaction_looks_for_a_copy() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_rewrite_is_rejected_and_its_files_deleted() {
+    stale_rewrite_rejected(Stale::Deleted).await;
+}
+
+/// `gc.enabled = false`: nothing is deleted, not even a rejected rewrite's own files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_rewrite_of_a_table_without_gc_keeps_its_files() {
+    stale_rewrite_rejected(Stale::NoGc).await;
+}
+
+/// A snapshot left off the current history by a rollback may name a rejected rewrite's files
+/// (a rerun of its task finds and reuses them): they are left to the orphan sweep, which
+/// checks every kept snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_rewrite_after_a_rollback_keeps_its_files() {
+    stale_rewrite_rejected(Stale::RolledBack).await;
+}
+
+#[derive(PartialEq)]
+enum Stale {
+    Deleted,
+    NoGc,
+    RolledBack,
+}
+
+async fn stale_rewrite_rejected(case: Stale) {
     let h = Harness::new();
-    let cfg = events_table("ev.stale");
+    let mut cfg = events_table("ev.stale");
+    if case == Stale::NoGc {
+        cfg.properties.insert("gc.enabled".into(), "false".into());
+    }
     ingest_round(&h, &cfg, h.events("a", 4, 100, 5, 0.0).await).await;
+    if case == Stale::RolledBack {
+        let state = floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await;
+        let snapshot = state.unwrap().unwrap().metadata.current_snapshot_id().unwrap();
+        compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.expect("compact");
+        roll_back(&h.ports, &cfg.table, snapshot).await;
+    }
     let old = plan_table(&h.ports, &cfg.table, &opts(true)).await.expect("plan");
     assert!(!old.tasks.is_empty());
     let snap = old.state.metadata.current_snapshot().unwrap();
@@ -305,7 +339,8 @@ async fn a_stale_rewrite_is_rejected_and_its_files_deleted() {
     assert!(matches!(outcome.results[0].1, MessageResult::Stale { .. }), "{:?}", outcome.results);
     assert!(outcome.results[0].1.ack());
     for f in &request.added {
-        assert!(h.ports.store.head(&f.path).await.is_err(), "{} of the rejected rewrite is deleted", f.path);
+        let kept = h.ports.store.head(&f.path).await.is_ok();
+        assert_eq!(kept, case != Stale::Deleted, "{} of the rejected rewrite is kept: {kept}", f.path);
     }
     let after = contents(&h.ports, &cfg.table).await;
     assert_eq!(after.event_ids(), current.event_ids(), "the table is unchanged");

@@ -260,6 +260,18 @@ fn since_plan(meta: &iceberg::spec::TableMetadata, planned: i64) -> Option<Vec<S
     None
 }
 
+/// Whether every snapshot the table keeps is the current one or an ancestor of it (no snapshot
+/// left off the history by a rollback).
+fn linear_history(meta: &iceberg::spec::TableMetadata) -> bool {
+    let mut ancestry = HashSet::new();
+    let mut at = meta.current_snapshot();
+    while let Some(s) = at {
+        ancestry.insert(s.snapshot_id());
+        at = s.parent_snapshot_id().and_then(|p| meta.snapshot_by_id(p));
+    }
+    meta.snapshots().all(|s| ancestry.contains(&s.snapshot_id()))
+}
+
 /// The snapshot summary property listing the compaction tasks a snapshot committed, joined by
 /// ','.
 const TASK_PROPERTY: &str = "floe.compaction-task";
@@ -391,11 +403,15 @@ impl<'a> View<'a> {
         let missing: Vec<&str> = removed.iter().copied().filter(|p| !self.is_live(p)).collect();
         let since = since_plan(meta, request.planned_snapshot_id);
         // Its added files may be deleted only while the current snapshot's own history reaches back
-        // to its plan: had it landed, its snapshot would then be there to say so (checked above).
-        // Otherwise they are left to the orphan sweep, which checks every kept snapshot.
+        // to its plan: had it landed, its snapshot would then be there to say so (checked above);
+        // and only when every kept snapshot is in that history (after a rollback, a snapshot off
+        // it may name them: time travel to it would find them gone), and the table allows
+        // deleting files (`gc.enabled`). Otherwise they are left to the orphan sweep, which
+        // checks every kept snapshot.
+        let deletable = since.is_some() && linear_history(meta) && crate::table::maintain::gc_enabled(meta);
         let orphans = || -> Vec<String> {
             let unreferenced = request.added.iter().filter(|f| !held(f.path.as_str()));
-            if since.is_some() { unreferenced.map(|f| f.path.clone()).collect() } else { vec![] }
+            if deletable { unreferenced.map(|f| f.path.clone()).collect() } else { vec![] }
         };
         if !missing.is_empty() {
             let reason = Error::NotLive { files: missing.iter().map(|p| p.to_string()).collect() }.to_string();
@@ -419,7 +435,9 @@ impl<'a> View<'a> {
                     request.planned_snapshot_id
                 )
             };
-            return Verdict::Stale { reason, orphans: if deletes { orphans() } else { vec![] } };
+            // Neither reason is for good (another engine may remove its delete files; a rerun
+            // plans the same task and finds these very files): they are left to the sweep.
+            return Verdict::Stale { reason, orphans: vec![] };
         }
         if added_live > 0 {
             return Verdict::Poison(format!(
