@@ -163,7 +163,14 @@ impl Mapper {
             Avro::Array(a) => self.register(&a.items),
             Avro::Map(m) => self.register(&m.types),
             Avro::Union(u) => u.variants().iter().for_each(|v| self.register(v)),
-            Avro::Decimal(d) => self.register(&d.inner),
+            Avro::Decimal(d) => match d.inner.as_ref() {
+                // A named fixed that carries the decimal: a reference to its name is the decimal
+                // too (the logical type belongs to the named type, and the decoder reads it so).
+                Avro::Fixed(f) => {
+                    self.names.insert(f.name.clone(), s.clone());
+                }
+                inner => self.register(inner),
+            },
             _ => {}
         }
     }

@@ -220,3 +220,20 @@ fn a_logical_type_written_on_the_field_is_ignored_as_avro_readers_do() {
     assert_eq!(*s.field_by_name("n.d").unwrap().field_type, Type::Primitive(P::Int));
     assert_eq!(*s.field_by_name("ok").unwrap().field_type, Type::Primitive(P::Timestamptz));
 }
+
+/// A named decimal `fixed` used again by its name is the same decimal, not a plain fixed (which
+/// the decoder, reading a decimal, would not match: every file quarantined, and a table created
+/// from such a file would hold the wrong type for good).
+#[test]
+fn a_named_decimal_fixed_referenced_again_is_the_same_decimal() {
+    let s = map(&record(
+        r#"{"name":"price","type":{"type":"fixed","name":"Money","size":8,"logicalType":"decimal","precision":12,"scale":2}},
+           {"name":"cost","type":"Money"},
+           {"name":"tax","type":["null","Money"]}"#,
+    ))
+    .unwrap();
+    let want = Type::Primitive(PrimitiveType::Decimal { precision: 12, scale: 2 });
+    for name in ["price", "cost", "tax"] {
+        assert_eq!(*s.field_by_name(name).unwrap().field_type, want, "{name}");
+    }
+}
