@@ -85,7 +85,7 @@ def events(tmp_path_factory):
         "--sort-by", "tenant_id,event_time", "--dedup-key", "event_id",
         expect=2,  # the corrupt files are quarantined, and floe says so
     )
-    assert "6 file(s) quarantined" in p.stderr
+    assert "7 file(s) quarantined" in p.stderr
     return src, wh
 
 

@@ -15,6 +15,7 @@ pub mod compact;
 pub mod create;
 pub mod gather;
 pub mod ingest;
+pub mod map_keys;
 pub mod quarantine;
 pub mod ranges;
 pub mod write;

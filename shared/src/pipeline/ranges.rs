@@ -107,7 +107,7 @@ fn check_times(path: &str, column: &ArrayRef) -> Result<(), Rejection> {
 }
 
 /// The elements of a list or map whose child array is `values`: those its offsets reach.
-fn elements<O: arrow_array::OffsetSizeTrait>(values: &ArrayRef, offsets: &[O]) -> ArrayRef {
+pub(super) fn elements<O: arrow_array::OffsetSizeTrait>(values: &ArrayRef, offsets: &[O]) -> ArrayRef {
     let (first, last) = (offsets.first().map_or(0, |o| o.as_usize()), offsets.last().map_or(0, |o| o.as_usize()));
     values.slice(first, last - first)
 }

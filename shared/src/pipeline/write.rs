@@ -93,6 +93,7 @@ fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> R
     let batches = avro::decode(bytes, &info, limits)?;
     for b in &batches {
         check_value_sizes(b, cfg.max_value_bytes)?;
+        super::map_keys::check(b)?;
     }
     let target = if evolution.changes.is_empty() {
         table.arrow_schema.clone()
