@@ -290,9 +290,10 @@ impl Own {
 }
 
 /// Commits whatever the commit queue holds, for any table (a killed run's messages too), until
-/// `writers_done` and the queue is empty. An overlapping manifest's sources that `own` was given
-/// are returned to write again ([`CommitTotals::requeue`]); the others are quarantined before
-/// their manifest is acknowledged, never written with settings that may not be theirs.
+/// `writers_done` and the queue is empty. An overlapping manifest's sources that `own` takes
+/// ([`Own::takes`]) are recorded and returned to write again ([`CommitTotals::requeue`]); the
+/// others are quarantined before their manifest is acknowledged, never written with settings
+/// that may not be theirs.
 async fn run_committer(
     engine: EngineConfig,
     ports: Ports,
