@@ -167,6 +167,16 @@ pub enum Error {
         /// What Floe does not support, and why.
         feature: String,
     },
+    /// The orphan sweep will not delete anything under this table: its files may belong to
+    /// another table (`gc.enabled=false`), or the store lists them under names that do not match
+    /// the table's locations (a sweep would take every live file for an orphan).
+    #[error("sweep of {location} refused: {reason}")]
+    SweepRefused {
+        /// The table's location.
+        location: String,
+        /// Why.
+        reason: String,
+    },
     /// A commit could not be completed after retrying lost compare-and-swaps.
     #[error("commit to {table} failed after {attempts} attempt(s): {reason}")]
     CommitFailed {

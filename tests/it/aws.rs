@@ -1055,3 +1055,54 @@ async fn an_archived_object_is_refused_alone_and_its_batch_lands() {
     let table: floe::TableIdent = "default.events".parse().unwrap();
     assert_eq!(contents(&ports, &table).await.rows(), rows, "the batch's good objects landed");
 }
+
+/// A table at an `s3a://` location (as open-source Spark creates one), whose metadata names
+/// every file `s3a://…` while the S3 store lists them as `s3://…`: the sweep compares names with
+/// their schemes made the same, so it deletes the one orphan and nothing a snapshot reaches
+/// (compared byte for byte, every live object would have looked like an orphan).
+#[tokio::test]
+async fn the_sweep_of_a_table_at_an_s3a_location_deletes_only_its_orphans() {
+    use floe::pipeline::ingest::{IngestOptions, compact_and_commit, ingest};
+    use floe::table::sweep::sweep_orphans;
+    let mut env = Env::new(Catalog::DynamoDb).await;
+    env.settings.warehouse = format!("s3a://{}/warehouse", env.bucket("lake"));
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let cfg = crate::common::events_table("default.spark_t");
+    let spec = EventsSpec { events_per_file: 200, ..Default::default() };
+    let mut objects = vec![];
+    for i in 0..3 {
+        let uri = format!("s3://{}/in/part-{i}.avro", env.bucket("landing"));
+        let (bytes, _) = sample::events_file(&spec, 5, i).expect("gen");
+        ports.store.put(&uri, bytes.into()).await.expect("put");
+        objects.push(ports.store.head(&uri).await.expect("head"));
+    }
+    let engine = EngineConfig::default();
+    let opts = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
+    ingest(&engine, &ports, &cfg, &env.settings.warehouse, objects, &opts).await.expect("ingest");
+    let full = floe::pipeline::compact::CompactOptions { full: true, parallelism: 2, ..Default::default() };
+    compact_and_commit(&engine, &ports, &cfg.table, &full, Duration::from_secs(60)).await.expect("compact");
+    let state = floe::table::load_table(ports.pointer.as_ref(), ports.store.as_ref(), &cfg.table)
+        .await
+        .expect("load")
+        .expect("table");
+    let location = state.metadata.location().trim_end_matches('/').to_string();
+    assert!(location.starts_with("s3a://") && state.pointer.metadata_location.starts_with("s3a://"), "{location}");
+    let orphan = format!("{location}/data/orphan-of-a-lost-batch.parquet");
+    ports.store.put(&orphan, bytes::Bytes::from_static(b"x")).await.expect("put");
+    let ids = |c: &crate::common::TableContents| {
+        let mut ids = c.event_ids();
+        ids.sort();
+        ids
+    };
+    let before = ids(&contents(&ports, &cfg.table).await);
+    assert_eq!(before.len(), 600);
+
+    let swept = sweep_orphans(ports.store.as_ref(), &state, chrono_now_ms() + 60_000, false).await.expect("sweep");
+    assert_eq!(swept.orphans, vec![orphan.replacen("s3a://", "s3://", 1)], "{swept:?}");
+    assert_eq!(swept.reachable + 1, swept.listed);
+    // Everything else stays: a second sweep finds nothing, and the table (with every snapshot's
+    // files) reads as before.
+    let again = sweep_orphans(ports.store.as_ref(), &state, chrono_now_ms() + 60_000, true).await.expect("sweep");
+    assert!(again.orphans.is_empty() && again.reachable == again.listed, "{again:?}");
+    assert_eq!(ids(&contents(&ports, &cfg.table).await), before);
+}

@@ -740,7 +740,7 @@ async fn a_rewrite_planned_before_another_engine_changed_the_table_is_rejected()
         operation: iceberg::spec::Operation::Delete,
         added: vec![],
         removed: [t2.path.clone()].into(),
-        expire: vec![],
+        expire: Default::default(),
         schema: None,
     };
     let foreign = plan_snapshot(h.ports.store.as_ref(), &plan.state, None, change, 42, &[]).await.unwrap();

@@ -32,6 +32,47 @@ pub enum Match<'a> {
     /// By Iceberg field id (`PARQUET:field_id` in both sides' field metadata): data files
     /// written with an earlier schema of the table.
     Id,
+    /// By field id, and a source field without one by the names the table's name mapping
+    /// gives the id (the spec's column projection: files another engine registered with
+    /// `add_files` or `migrate` carry no ids).
+    IdOrName(&'a NameMap),
+}
+
+/// The names a table's `schema.name-mapping.default` gives each field id. Ids are unique in a
+/// table, so one flat map serves every level: a field is only ever looked up among its
+/// parent's children.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NameMap(HashMap<i32, Vec<String>>);
+
+impl NameMap {
+    /// The mapping in table properties `props`: `None` if there is none, an error (the
+    /// property and why) if it does not parse.
+    pub fn of(props: &HashMap<String, String>) -> std::result::Result<Option<Self>, String> {
+        let key = iceberg::spec::DEFAULT_SCHEMA_NAME_MAPPING;
+        let Some(json) = props.get(key) else { return Ok(None) };
+        let mapping: iceberg::spec::NameMapping =
+            serde_json::from_str(json).map_err(|e| format!("table property {key} is not a name mapping: {e}"))?;
+        let mut out = HashMap::new();
+        let mut stack: Vec<&iceberg::spec::MappedField> = mapping.fields().iter().collect();
+        while let Some(f) = stack.pop() {
+            if let Some(id) = f.field_id() {
+                out.entry(id).or_insert_with(Vec::new).extend(f.names().iter().cloned());
+            }
+            stack.extend(f.fields().iter().map(|c| c.as_ref()));
+        }
+        Ok(Some(NameMap(out)))
+    }
+
+    /// Whether the mapping names field `id` `name`.
+    pub fn names(&self, id: i32, name: &str) -> bool {
+        self.0.get(&id).is_some_and(|n| n.iter().any(|m| m == name))
+    }
+}
+
+/// Whether a top-level field of `fields` lacks a field id: a file another engine registered
+/// (`add_files`, `migrate`), to be read through the table's name mapping.
+pub fn lacks_field_ids(fields: &Fields) -> bool {
+    fields.iter().any(|f| field_id(f).is_none())
 }
 
 /// Reshapes `batch` into the table schema `target`, matching columns by name.
@@ -52,13 +93,20 @@ pub fn field_id(f: &Field) -> Option<i32> {
     f.metadata().get(parquet::arrow::PARQUET_FIELD_ID_META_KEY).and_then(|v| v.parse().ok())
 }
 
-fn position(names: &Fields, t: &Field, path: &str, how: Match<'_>) -> Option<usize> {
+/// Where table field `t` (at dotted `path`'s level) is among the source's fields `names`.
+pub fn position(names: &Fields, t: &Field, path: &str, how: Match<'_>) -> Option<usize> {
     match how {
         Match::Name(renamed) => {
             let name = renamed.get(&join(path, t.name())).map_or(t.name().as_str(), String::as_str);
             names.find(name).map(|(i, _)| i)
         }
         Match::Id => field_id(t).and_then(|id| names.iter().position(|s| field_id(s) == Some(id))),
+        Match::IdOrName(mapping) => field_id(t).and_then(|id| {
+            names
+                .iter()
+                .position(|s| field_id(s) == Some(id))
+                .or_else(|| names.iter().position(|s| field_id(s).is_none() && mapping.names(id, s.name())))
+        }),
     }
 }
 

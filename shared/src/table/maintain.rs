@@ -1,10 +1,11 @@
 //! Table maintenance that rides on the committer's commits: which snapshots expire, and which
 //! files become unreachable when they do.
 //!
-//! Expiry follows Iceberg's `history.expire.max-snapshot-age-ms` and
-//! `history.expire.min-snapshots-to-keep`; the committer removes from the candidates every
-//! snapshot a pending ledger record names, and expires them in the metadata of its next commit
-//! (no extra compare-and-swap).
+//! Expiry follows the spec's snapshot retention as Iceberg Java's `RemoveSnapshots` applies it
+//! ([`Expiry::due`]: per-ref settings over the table's `history.expire.*` properties, refs
+//! other than `main` removed past their age, what a kept ref reaches kept); the committer
+//! removes from the candidates every snapshot a pending ledger record names, and expires them in
+//! the metadata of its next commit (no extra compare-and-swap), with their statistics.
 //!
 //! Files are deleted without re-reading the history: a snapshot that drops manifests (a merge or a
 //! rewrite) or data files (a rewrite) writes a *dropped record*, a small JSON object named in its
@@ -13,11 +14,11 @@
 //! snapshots' manifest lists are deleted. Anything a crash leaves behind (a committer dying
 //! between its swap and its deletes) is an orphan, for the orphan sweep.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use bytes::Bytes;
 use futures::StreamExt;
-use iceberg::spec::TableMetadata;
+use iceberg::spec::{MAIN_BRANCH, SnapshotRef, SnapshotReference, SnapshotRetention, TableMetadata};
 use serde::{Deserialize, Serialize};
 
 use crate::ports::ObjectStore;
@@ -32,77 +33,125 @@ pub const PROP_GC_ENABLED: &str = "gc.enabled";
 /// The snapshot summary property naming a snapshot's dropped record.
 pub const DROPPED_PROPERTY: &str = "floe.dropped";
 
+/// Iceberg's property: refs other than `main` whose snapshot is older than this are removed
+/// (default: never).
+pub const PROP_MAX_REF_AGE_MS: &str = "history.expire.max-ref-age-ms";
+
 /// Expire only once this many snapshots are due (each expiry costs a ledger read).
 pub const EXPIRE_BATCH: usize = 8;
 
-/// When snapshots expire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExpiryPolicy {
-    /// Maximum age.
-    pub max_age_ms: i64,
-    /// Newest snapshots always kept.
-    pub min_keep: usize,
+/// What one commit expires: snapshots past every retention that could keep them, and refs past
+/// their age.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expiry {
+    /// Snapshot ids, oldest first.
+    pub snapshots: Vec<i64>,
+    /// Refs (branches or tags, never `main`) to remove.
+    pub refs: Vec<String>,
 }
 
-impl ExpiryPolicy {
-    /// The table's policy (Iceberg's defaults where a property is absent: 5 days, 1 snapshot).
-    pub fn of(meta: &TableMetadata) -> Self {
-        let p = meta.properties();
-        ExpiryPolicy {
-            max_age_ms: p.get(PROP_MAX_SNAPSHOT_AGE_MS).and_then(|v| v.parse().ok()).unwrap_or(5 * 24 * 3_600_000),
-            min_keep: p.get(PROP_MIN_SNAPSHOTS_TO_KEEP).and_then(|v| v.parse().ok()).unwrap_or(1).max(1),
-        }
+impl Expiry {
+    /// Whether nothing expires.
+    pub fn is_empty(&self) -> bool {
+        self.snapshots.is_empty() && self.refs.is_empty()
     }
 
-    /// Snapshots past the policy at `now_ms`, oldest first; never the current one or one a ref
-    /// (a branch or tag, perhaps made by another tool) names.
-    pub fn candidates(&self, meta: &TableMetadata, now_ms: i64) -> Vec<i64> {
-        let old = meta.snapshots().filter(|s| s.timestamp_ms() < now_ms - self.max_age_ms).count();
-        if old == 0 || meta.snapshots().len() <= self.min_keep {
-            return vec![];
+    /// Everything past retention at `now_ms`, as Iceberg Java's `RemoveSnapshots` decides it:
+    /// - a ref other than `main` is removed once its snapshot is older than its
+    ///   `max-ref-age-ms` (default the table's `history.expire.max-ref-age-ms`, else never);
+    /// - a kept branch keeps, from its head back, the ancestors younger than its
+    ///   `max-snapshot-age-ms` and at least its `min-snapshots-to-keep` (defaults: the table's
+    ///   `history.expire.*` properties, else 5 days and 1); a kept tag keeps its snapshot;
+    /// - a snapshot no kept ref reaches is kept while younger than the table's max age;
+    /// - every other snapshot expires.
+    ///
+    /// Refs unreadable: nothing expires.
+    pub fn due(meta: &TableMetadata, now_ms: i64) -> Self {
+        if meta.snapshots().len() == 0 {
+            return Expiry::default();
         }
-        let named = named_snapshots(meta);
-        if named.iter().any(|id| Some(*id) != meta.current_snapshot_id()) {
-            // Branches or tags (another tool's): history is not one line, and what a snapshot
-            // dropped may still be reachable from them. Expire nothing; Floe does not manage them.
-            return vec![];
+        let Some(refs) = refs(meta) else { return Expiry::default() };
+        let prop = |k: &str| meta.properties().get(k).and_then(|v| v.trim().parse::<i64>().ok());
+        let max_age = prop(PROP_MAX_SNAPSHOT_AGE_MS).unwrap_or(5 * 24 * 3_600_000);
+        let min_keep = prop(PROP_MIN_SNAPSHOTS_TO_KEEP).unwrap_or(1);
+        let max_ref_age = prop(PROP_MAX_REF_AGE_MS).unwrap_or(i64::MAX);
+        let mut out = Expiry::default();
+        let mut kept = vec![];
+        for (name, r) in refs {
+            let ref_age = match r.retention {
+                SnapshotRetention::Branch { max_ref_age_ms, .. } | SnapshotRetention::Tag { max_ref_age_ms } => {
+                    max_ref_age_ms.unwrap_or(max_ref_age)
+                }
+            };
+            let young = meta.snapshot_by_id(r.snapshot_id).is_some_and(|s| now_ms.saturating_sub(s.timestamp_ms()) <= ref_age);
+            if name == MAIN_BRANCH || young {
+                kept.push(r);
+            } else {
+                out.refs.push(name);
+            }
         }
-        let mut snaps: Vec<(i64, i64, i64)> =
-            meta.snapshots().map(|s| (s.sequence_number(), s.timestamp_ms(), s.snapshot_id())).collect();
-        snaps.sort_unstable();
-        let keep_from = snaps.len().saturating_sub(self.min_keep);
-        snaps[..keep_from]
-            .iter()
-            .filter(|(_, ts, id)| *ts < now_ms - self.max_age_ms && !named.contains(id))
-            .map(|(_, _, id)| *id)
-            .collect()
+        let mut retain: HashSet<i64> = meta.current_snapshot_id().into_iter().collect();
+        let mut reached: HashSet<i64> = HashSet::new();
+        for r in &kept {
+            retain.insert(r.snapshot_id);
+            let SnapshotRetention::Branch { min_snapshots_to_keep, max_snapshot_age_ms, .. } = r.retention else {
+                reached.insert(r.snapshot_id);
+                continue;
+            };
+            let older_than = now_ms.saturating_sub(max_snapshot_age_ms.unwrap_or(max_age));
+            let min = min_snapshots_to_keep.map_or(min_keep, i64::from);
+            let mut branch_kept = 0i64;
+            let mut keeping = true;
+            for s in ancestors(meta, r.snapshot_id) {
+                reached.insert(s.snapshot_id());
+                keeping &= branch_kept < min || s.timestamp_ms() >= older_than;
+                if keeping {
+                    retain.insert(s.snapshot_id());
+                    branch_kept += 1;
+                }
+            }
+        }
+        let older_than = now_ms.saturating_sub(max_age);
+        let mut expired: Vec<(i64, i64)> = meta
+            .snapshots()
+            .filter(|s| !retain.contains(&s.snapshot_id()))
+            .filter(|s| reached.contains(&s.snapshot_id()) || s.timestamp_ms() < older_than)
+            .map(|s| (s.sequence_number(), s.snapshot_id()))
+            .collect();
+        expired.sort_unstable();
+        out.snapshots = expired.into_iter().map(|(_, id)| id).collect();
+        out
     }
 }
 
-/// Snapshot ids named by the table's refs (the `iceberg` crate does not expose the map).
-fn named_snapshots(meta: &TableMetadata) -> HashSet<i64> {
-    let mut out: HashSet<i64> = meta.current_snapshot_id().into_iter().collect();
-    match serde_json::to_value(meta) {
-        Ok(serde_json::Value::Object(m)) => {
-            let refs = m.get("refs").and_then(serde_json::Value::as_object).into_iter().flat_map(|r| r.values());
-            out.extend(refs.filter_map(|r| r.get("snapshot-id").and_then(serde_json::Value::as_i64)));
-            out
-        }
-        // Refs unknown: every snapshot counts as named, so none expires.
-        _ => meta.snapshots().map(|s| s.snapshot_id()).collect(),
+/// `id`'s snapshot and its parents, newest first, as far as the table still holds them.
+fn ancestors(meta: &TableMetadata, id: i64) -> impl Iterator<Item = &SnapshotRef> {
+    let mut at = meta.snapshot_by_id(id);
+    std::iter::from_fn(move || {
+        let s = at?;
+        at = s.parent_snapshot_id().and_then(|p| meta.snapshot_by_id(p));
+        Some(s)
+    })
+}
+
+/// The table's refs by name (the `iceberg` crate does not expose the map); `None` if they
+/// cannot be read.
+pub(crate) fn refs(meta: &TableMetadata) -> Option<BTreeMap<String, SnapshotReference>> {
+    let v = serde_json::to_value(meta).ok()?;
+    match v.get("refs") {
+        None => Some(BTreeMap::new()),
+        Some(r) => serde_json::from_value(r.clone()).ok(),
     }
 }
 
 /// The retention settings of branch `main` (`min-snapshots-to-keep`, `max-snapshot-age-ms`,
 /// `max-ref-age-ms`), to carry over when a commit moves it: another engine may have set them.
 /// None set (or unreadable): a branch with none.
-pub(crate) fn main_retention(meta: &TableMetadata) -> iceberg::spec::SnapshotRetention {
-    serde_json::to_value(meta)
-        .ok()
-        .and_then(|v| v.pointer("/refs/main").cloned())
-        .and_then(|r| serde_json::from_value::<iceberg::spec::SnapshotReference>(r).ok())
+pub(crate) fn main_retention(meta: &TableMetadata) -> SnapshotRetention {
+    refs(meta)
+        .and_then(|mut r| r.remove(MAIN_BRANCH))
         .map(|r| r.retention)
-        .unwrap_or_else(|| iceberg::spec::SnapshotRetention::branch(None, None, None))
+        .unwrap_or_else(|| SnapshotRetention::branch(None, None, None))
 }
 
 /// Whether snapshot `id` has `ancestor` in its line of parents (or is it).
@@ -156,6 +205,9 @@ pub struct Cleanup {
     pub manifest_lists: Vec<String>,
     /// Dropped records whose files are now unreachable (read, then deleted with their files).
     pub dropped_records: Vec<String>,
+    /// Statistics files (Puffin, partition statistics) of the expired snapshots that no kept
+    /// snapshot's statistics name (as Java's expiry deletes them).
+    pub statistics: Vec<String>,
 }
 
 impl Cleanup {
@@ -168,6 +220,13 @@ impl Cleanup {
         let gone: HashSet<i64> = expired.iter().copied().collect();
         let kept: Vec<i64> = meta.snapshots().map(|s| s.snapshot_id()).filter(|id| !gone.contains(id)).collect();
         let mut out = Cleanup::default();
+        let stats = || {
+            let table = meta.statistics_iter().map(|s| (s.snapshot_id, &s.statistics_path));
+            table.chain(meta.partition_statistics_iter().map(|s| (s.snapshot_id, &s.statistics_path)))
+        };
+        let still: HashSet<&String> = stats().filter(|(id, _)| !gone.contains(id)).map(|(_, p)| p).collect();
+        let stale: HashSet<&String> = stats().filter(|(id, p)| gone.contains(id) && !still.contains(p)).map(|(_, p)| p).collect();
+        out.statistics = stale.into_iter().cloned().collect();
         for s in meta.snapshots().filter(|s| gone.contains(&s.snapshot_id())) {
             out.manifest_lists.push(s.manifest_list().to_string());
             let Some(record) = s.summary().additional_properties.get(DROPPED_PROPERTY) else { continue };
@@ -197,7 +256,7 @@ impl Cleanup {
             }
         }
         let files = records.iter().flat_map(|(_, r)| r.data_files.iter().chain(&r.manifests));
-        let files: Vec<String> = files.chain(&self.manifest_lists).cloned().collect();
+        let files: Vec<String> = files.chain(&self.manifest_lists).chain(&self.statistics).cloned().collect();
         let deleted = match delete_all(store, files).await {
             Ok(n) => n + delete_all(store, records.into_iter().map(|(at, _)| at).collect()).await?,
             Err(e) => return Err(failed.unwrap_or(e)),
@@ -256,6 +315,128 @@ pub async fn write_dropped(store: &dyn ObjectStore, table_location: &str, record
     let at = DroppedRecord::location(table_location, record.snapshot_id);
     store.put(&at, Bytes::from(serde_json::to_vec(record)?)).await?;
     Ok(at)
+}
+
+#[cfg(test)]
+pub(crate) mod retention_tests {
+    use iceberg::spec::{
+        FormatVersion, NestedField, Operation, PartitionSpec, PrimitiveType, Schema, Snapshot, SortOrder, Summary,
+        TableMetadataBuilder, Type,
+    };
+
+    use super::*;
+
+    const NOW: i64 = 1_000_000_000;
+    const HOUR: i64 = 3_600_000;
+
+    /// A table with `n` snapshots on `main` (ids 1..=n, one an hour, the newest an hour before
+    /// [`NOW`]), table properties `props`, and `refs` (name, snapshot id, retention) set after.
+    pub(crate) fn table(n: i64, props: &[(&str, &str)], refs: Vec<(&str, i64, SnapshotRetention)>) -> TableMetadata {
+        let schema = Schema::builder()
+            .with_fields(vec![NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)).into()])
+            .build()
+            .unwrap();
+        let props = props.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut b = TableMetadataBuilder::new(
+            schema,
+            PartitionSpec::unpartition_spec(),
+            SortOrder::unsorted_order(),
+            "file:///t".into(),
+            FormatVersion::V2,
+            props,
+        )
+        .unwrap();
+        for id in 1..=n {
+            let snap = Snapshot::builder()
+                .with_snapshot_id(id)
+                .with_parent_snapshot_id((id > 1).then_some(id - 1))
+                .with_sequence_number(id)
+                .with_timestamp_ms(NOW - (n - id + 1) * HOUR)
+                .with_manifest_list(format!("file:///t/metadata/snap-{id}.avro"))
+                .with_summary(Summary { operation: Operation::Append, additional_properties: HashMap::new() })
+                .with_schema_id(0)
+                .build();
+            b = b.add_snapshot(snap).unwrap();
+            // `main` follows the snapshots until a ref given for it says otherwise (then the
+            // later snapshots are off its line, as after a rollback).
+            let main_at = refs.iter().find(|r| r.0 == MAIN_BRANCH).map_or(n, |r| r.1);
+            if id <= main_at && !refs.iter().any(|r| r.0 == MAIN_BRANCH && r.1 == id) {
+                b = b.set_ref(MAIN_BRANCH, SnapshotReference::new(id, branch())).unwrap();
+            }
+            for (name, _, retention) in refs.iter().filter(|r| r.1 == id) {
+                b = b.set_ref(name, SnapshotReference::new(id, retention.clone())).unwrap();
+            }
+        }
+        b.build().unwrap().metadata
+    }
+
+    fn branch() -> SnapshotRetention {
+        SnapshotRetention::branch(None, None, None)
+    }
+
+    fn tag(max_ref_age_ms: Option<i64>) -> SnapshotRetention {
+        SnapshotRetention::Tag { max_ref_age_ms }
+    }
+
+    const AGED: [(&str, &str); 2] = [(PROP_MIN_SNAPSHOTS_TO_KEEP, "3"), (PROP_MAX_SNAPSHOT_AGE_MS, "1")];
+
+    #[test]
+    fn a_tag_keeps_its_snapshot_and_the_rest_of_main_expires() {
+        let meta = table(31, &AGED, vec![("audit", 5, tag(None))]);
+        let due = Expiry::due(&meta, NOW);
+        let want: Vec<i64> = (1..=28).filter(|id| *id != 5).collect();
+        assert_eq!(due, Expiry { snapshots: want, refs: vec![] });
+    }
+
+    #[test]
+    fn a_ref_past_its_max_age_is_removed_with_its_snapshot() {
+        // The tag's snapshot (id 5) is 27 hours old: its own age limit of 2 hours removes it; the
+        // table's limit (an hour) removes the branch whose head is 3 hours old, and with it the
+        // branch's history.
+        let props = [AGED[0], AGED[1], (PROP_MAX_REF_AGE_MS, "3600000")];
+        let meta = table(31, &props, vec![("audit", 5, tag(Some(2 * HOUR))), ("dev", 29, branch())]);
+        let due = Expiry::due(&meta, NOW);
+        assert_eq!(due.refs, vec!["audit".to_string(), "dev".to_string()]);
+        assert_eq!(due.snapshots, (1..=28).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_branch_keeps_what_its_own_retention_asks_for() {
+        // Branch `b` at snapshot 20 keeps 5 of its line (16..=20) by its own min-snapshots-to-keep;
+        // `main` keeps 3.
+        let retention = SnapshotRetention::branch(Some(5), Some(1), None);
+        let meta = table(31, &AGED, vec![("b", 20, retention)]);
+        let due = Expiry::due(&meta, NOW);
+        let want: Vec<i64> = (1..=28).filter(|id| !(16..=20).contains(id)).collect();
+        assert_eq!(due.snapshots, want);
+        // And by its own age: the last 15 hours of its line (ids 20 back to 17 are 12 to 15 h old).
+        let retention = SnapshotRetention::branch(Some(1), Some(15 * HOUR), None);
+        let meta = table(31, &AGED, vec![("b", 20, retention)]);
+        let want: Vec<i64> = (1..=28).filter(|id| !(17..=20).contains(id)).collect();
+        assert_eq!(Expiry::due(&meta, NOW).snapshots, want);
+    }
+
+    #[test]
+    fn min_snapshots_to_keep_counts_mains_ancestry_and_main_settings_override_the_table() {
+        // `main`'s own retention: keep 10.
+        let meta = table(31, &AGED, vec![(MAIN_BRANCH, 31, SnapshotRetention::branch(Some(10), None, None))]);
+        assert_eq!(Expiry::due(&meta, NOW).snapshots, (1..=21).collect::<Vec<_>>());
+        // Young snapshots off every ref's line (a rollback's) are kept while younger than the
+        // table's max age; old ones expire.
+        let ten_hours = (10 * HOUR).to_string();
+        let props = [(PROP_MIN_SNAPSHOTS_TO_KEEP, "1"), (PROP_MAX_SNAPSHOT_AGE_MS, ten_hours.as_str())];
+        let rolled_back = table(31, &props, vec![(MAIN_BRANCH, 25, branch())]);
+        let due = Expiry::due(&rolled_back, NOW);
+        // main at 25 keeps 25 (its head) and its ancestors younger than 10 h (ids 22..=25);
+        // 26..=31 reach no ref but are younger than 10 h.
+        assert_eq!(due.snapshots, (1..=21).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn nothing_expires_within_the_defaults() {
+        let meta = table(31, &[], vec![("audit", 5, tag(None))]);
+        assert_eq!(Expiry::due(&meta, NOW), Expiry::default());
+    }
 }
 
 #[cfg(test)]

@@ -16,14 +16,14 @@ use bytes::Bytes;
 use iceberg::io::{MemoryStorage, OutputFile, Storage};
 use iceberg::spec::{
     DataFile, FormatVersion, ManifestContentType, ManifestEntry, ManifestFile, ManifestList, ManifestListWriter,
-    ManifestStatus, ManifestWriterBuilder, Operation, Schema, Snapshot, SnapshotReference, SnapshotSummaryCollector,
+    MAIN_BRANCH, ManifestStatus, ManifestWriterBuilder, Operation, Schema, Snapshot, SnapshotReference, SnapshotSummaryCollector,
     Struct, Summary, TableMetadata, TableMetadataBuilder,
 };
 
 use super::TableState;
 use super::layout::metadata_file_uri;
 use super::lineage;
-use super::maintain::{Cleanup, DROPPED_PROPERTY, DroppedRecord, write_dropped};
+use super::maintain::{Cleanup, DROPPED_PROPERTY, DroppedRecord, Expiry, write_dropped};
 use super::manifests::{Manifests, path_hashes};
 use super::merge::{MergePolicy, weights};
 use crate::ports::ObjectStore;
@@ -45,8 +45,8 @@ pub struct Change {
     pub added: Vec<Added>,
     /// Paths of live files removed.
     pub removed: HashSet<String>,
-    /// Snapshots to expire in the same metadata update.
-    pub expire: Vec<i64>,
+    /// Snapshots and refs to expire in the same metadata update.
+    pub expire: Expiry,
     /// A new current schema, set in the same metadata update (schema evolution: the schema
     /// change lands with the first data that needs it).
     pub schema: Option<Schema>,
@@ -74,7 +74,7 @@ impl Change {
             operation: Operation::Append,
             added: added.collect(),
             removed: HashSet::new(),
-            expire: vec![],
+            expire: Expiry::default(),
             schema: None,
         }
     }
@@ -229,12 +229,19 @@ pub async fn plan_snapshot(
         Some((first_row_id, added_rows)) => builder.with_row_range(first_row_id, added_rows).build(),
         None => builder.build(),
     };
-    let built =
+    let mut builder =
         TableMetadataBuilder::new_from_metadata(meta.as_ref().clone(), Some(state.pointer.metadata_location.clone()))
             .add_snapshot(snapshot)?
-            .set_ref("main", SnapshotReference::new(snapshot_id, super::maintain::main_retention(meta)))?
-            .remove_snapshots(&change.expire)
-            .build()?;
+            .set_ref(MAIN_BRANCH, SnapshotReference::new(snapshot_id, super::maintain::main_retention(meta)))?;
+    for name in change.expire.refs.iter().filter(|r| *r != MAIN_BRANCH) {
+        builder = builder.remove_ref(name);
+    }
+    builder = builder.remove_snapshots(&change.expire.snapshots);
+    // The `iceberg` crate's `remove_snapshots` keeps their statistics; Java's drops them.
+    for id in &change.expire.snapshots {
+        builder = builder.remove_statistics(*id).remove_partition_statistics(*id);
+    }
+    let built = builder.build()?;
     let metadata_location = metadata_file_uri(&location, next_metadata_version(&state.pointer.metadata_location));
     let metadata_json = super::metadata_json(&built.metadata)?;
     Ok(SnapshotPlan {
@@ -244,7 +251,7 @@ pub async fn plan_snapshot(
         metadata_json,
         manifests: next,
         expired_metadata: built.expired_metadata_logs.into_iter().map(|l| l.metadata_file).collect(),
-        cleanup: Cleanup::of(meta, &change.expire),
+        cleanup: Cleanup::of(meta, &change.expire.snapshots),
         dropped,
         reads,
         writes: writer.writes,
@@ -467,14 +474,14 @@ fn summary_properties(
     let mut props = summary.build();
     let parent = meta.current_snapshot().map(|p| p.summary().additional_properties.clone()).unwrap_or_default();
     let num = |m: &HashMap<String, String>, k: &str| -> i64 { m.get(k).and_then(|v| v.parse().ok()).unwrap_or(0) };
-    // A parent (written by another engine) without totals: unknown totals are left out, as
-    // Iceberg Java does, rather than counted from zero.
-    let known = meta.current_snapshot().is_none() || parent.contains_key("total-records");
+    // A total the parent (written by another engine) lacks is left out rather than counted
+    // from zero, each on its own, as Iceberg Java's `SnapshotSummary.updateTotal` does.
     for (total, added, removed) in [
         ("total-records", "added-records", "deleted-records"),
         ("total-data-files", "added-data-files", "deleted-data-files"),
         ("total-files-size", "added-files-size", "removed-files-size"),
     ] {
+        let known = meta.current_snapshot().is_none() || parent.get(total).is_some_and(|v| v.parse::<i64>().is_ok());
         let value = num(&parent, total) + num(&props, added) - num(&props, removed);
         if known && value >= 0 {
             props.insert(total.into(), value.to_string());

@@ -9,6 +9,7 @@ use iceberg::spec::{FormatVersion, PartitionSpecRef, SchemaRef, SortOrderRef, Ta
 
 use super::{PROP_COMPRESSION, PROP_DEDUP_KEY, PROP_TARGET_FILE_SIZE};
 use crate::config::{DEFAULT_COMPRESSION, DEFAULT_TARGET_FILE_SIZE, SortTerm};
+use crate::convert::conform::{Match, NameMap, lacks_field_ids};
 use crate::convert::evolve::{Constraints, Evolution};
 use crate::convert::parquet::arrow_schema;
 use crate::ports::{ObjectStore, Pointer, TablePointer};
@@ -92,6 +93,9 @@ pub struct WriterTable {
     pub partition_names: HashSet<String>,
     /// The rows of each object this table takes (routing by value); all when `None`.
     pub route: Option<crate::route::RowRoute>,
+    /// The table's name mapping (`schema.name-mapping.default`), by which a data file without
+    /// field ids is read: `Ok(None)` when it has none, `Err` why it does not parse.
+    pub name_mapping: Arc<std::result::Result<Option<NameMap>, String>>,
 }
 
 impl WriterTable {
@@ -137,6 +141,7 @@ impl WriterTable {
             last_column_id: m.last_column_id(),
             partition_names: m.partition_specs_iter().flat_map(|s| s.fields().iter().map(|f| f.name.clone())).collect(),
             route: None,
+            name_mapping: Arc::new(NameMap::of(props)),
             history: {
                 let mut h: Vec<SchemaRef> =
                     m.schemas_iter().filter(|s| s.schema_id() != m.current_schema_id()).cloned().collect();
@@ -144,6 +149,26 @@ impl WriterTable {
                 h
             },
         })
+    }
+
+    /// How the columns of data file `path` (its Arrow fields `file`) find the table's: by field
+    /// id, and, where the file has none (another engine's `add_files` or `migrate`), by the
+    /// table's name mapping, as the spec's column projection says. Without a usable mapping such
+    /// a file is refused, as PyIceberg refuses to read it, rather than read as nulls.
+    pub fn file_match(&self, path: &str, file: &arrow_schema::Fields) -> Result<Match<'_>> {
+        if !lacks_field_ids(file) {
+            return Ok(Match::Id);
+        }
+        match self.name_mapping.as_ref() {
+            Ok(Some(mapping)) => Ok(Match::IdOrName(mapping)),
+            Ok(None) => Err(Error::Config(format!(
+                "data file {path} has columns without Iceberg field ids (another engine's add_files or migrate) \
+                 and table {} has no {} to read them by",
+                self.ident,
+                iceberg::spec::DEFAULT_SCHEMA_NAME_MAPPING
+            ))),
+            Err(why) => Err(Error::Config(format!("data file {path} has columns without Iceberg field ids and {why}"))),
+        }
     }
 
     /// This view taking only the rows `route` selects (the view itself when `None`).

@@ -9,12 +9,13 @@
 //! manifests (a full read of the table's metadata) and lists the table's location: run it
 //! rarely (daily), not per commit.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use iceberg::spec::{Manifest, ManifestList};
 
 use super::TableState;
-use super::maintain::DROPPED_PROPERTY;
+use super::maintain::{DROPPED_PROPERTY, PROP_GC_ENABLED, gc_enabled};
 use crate::ports::ObjectStore;
 use crate::{Error, Result};
 
@@ -31,8 +32,31 @@ pub struct SweepReport {
     pub orphans: Vec<String>,
 }
 
+/// `uri` with its scheme spelt one way for each store: `s3a://` and `s3n://` (Hadoop's names
+/// for S3, which open-source Spark writes) are `s3://`, and Hadoop's `file:/path` is
+/// `file:///path`. Locations are compared in this form only: the same object may be named
+/// `s3a://b/k` in a table's metadata and `s3://b/k` by the store's listing.
+pub fn same_scheme(uri: &str) -> Cow<'_, str> {
+    for hadoop in ["s3a://", "s3n://"] {
+        if let Some(rest) = uri.strip_prefix(hadoop) {
+            return Cow::Owned(format!("s3://{rest}"));
+        }
+    }
+    match uri.strip_prefix("file:") {
+        Some(rest) if rest.starts_with('/') && !rest.starts_with("//") => Cow::Owned(format!("file://{rest}")),
+        _ => Cow::Borrowed(uri),
+    }
+}
+
 /// Sweeps `state`'s table: unreachable objects last written before `cutoff_ms` are deleted
 /// (listed only, if `dry_run`).
+///
+/// Refused, with nothing deleted, where Iceberg Java's `DeleteOrphanFiles` refuses: the table's
+/// `gc.enabled` is false (its files may be another table's too), or a listed object's name does
+/// not fall under the table's location once schemes are made the same (Java's prefix mismatch
+/// error). Floe also refuses when the current metadata file, under the table's location, is not
+/// among the listed objects: the listing and the metadata then spell names differently, and
+/// every live file would look like an orphan. `version-hint.text` (Hadoop tables) is kept.
 pub async fn sweep_orphans(
     store: &dyn ObjectStore,
     state: &TableState,
@@ -41,32 +65,60 @@ pub async fn sweep_orphans(
 ) -> Result<SweepReport> {
     let meta = &state.metadata;
     super::ensure_supported(meta.location(), meta)?;
-    let location = meta.location().trim_end_matches('/').to_string();
+    let location = same_scheme(meta.location().trim_end_matches('/')).into_owned();
+    let refuse = |reason: String| Error::SweepRefused { location: meta.location().to_string(), reason };
+    if !gc_enabled(meta) {
+        return Err(refuse(format!(
+            "the table's {PROP_GC_ENABLED} is false, so its files may belong to another table as well \
+             (Iceberg Java refuses too); nothing was deleted"
+        )));
+    }
+    let current = same_scheme(&state.pointer.metadata_location).into_owned();
     let mut keep: HashSet<String> = HashSet::new();
-    keep.insert(state.pointer.metadata_location.clone());
-    keep.extend(meta.metadata_log().iter().map(|l| l.metadata_file.clone()));
+    let mut reach = |uri: &str| keep.insert(same_scheme(uri).into_owned());
+    reach(&current);
+    for l in meta.metadata_log() {
+        reach(&l.metadata_file);
+    }
     // Puffin statistics other engines (Spark, Trino) wrote and the metadata references.
-    keep.extend(meta.statistics_iter().map(|s| s.statistics_path.clone()));
-    keep.extend(meta.partition_statistics_iter().map(|s| s.statistics_path.clone()));
+    for s in meta.statistics_iter() {
+        reach(&s.statistics_path);
+    }
+    for s in meta.partition_statistics_iter() {
+        reach(&s.statistics_path);
+    }
     for snap in meta.snapshots() {
-        keep.insert(snap.manifest_list().to_string());
+        reach(snap.manifest_list());
         if let Some(record) = snap.summary().additional_properties.get(DROPPED_PROPERTY) {
-            keep.insert(record.clone());
+            reach(record);
         }
         let list = ManifestList::parse_with_version(&store.get(snap.manifest_list()).await?, meta.format_version())?;
         for mf in list.entries() {
-            if !keep.insert(mf.manifest_path.clone()) {
+            if !reach(&mf.manifest_path) {
                 continue; // read through another snapshot already
             }
             let manifest = Manifest::parse_avro(&store.get(&mf.manifest_path).await?)?;
-            keep.extend(manifest.entries().iter().map(|e| e.file_path().to_string()));
+            for e in manifest.entries() {
+                reach(e.file_path());
+            }
         }
     }
     let mut report = SweepReport::default();
+    let mut current_listed = false;
     for dir in ["data", "metadata"] {
-        for o in store.list(&format!("{location}/{dir}/")).await? {
+        let prefix = format!("{location}/{dir}/");
+        for o in store.list(&prefix).await? {
+            let uri = same_scheme(&o.uri);
+            if !uri.starts_with(&prefix) {
+                return Err(refuse(format!(
+                    "the store listed `{}` for `{prefix}`: names that do not match the table's location \
+                     (Iceberg Java's prefix mismatch); nothing was deleted",
+                    o.uri
+                )));
+            }
             report.listed += 1;
-            if keep.contains(&o.uri) {
+            current_listed |= *uri == current;
+            if keep.contains(uri.as_ref()) || uri.ends_with("/metadata/version-hint.text") {
                 report.reachable += 1;
                 continue;
             }
@@ -80,8 +132,31 @@ pub async fn sweep_orphans(
             report.orphans.push(o.uri);
         }
     }
+    if current.starts_with(&format!("{location}/metadata/")) && !current_listed {
+        return Err(refuse(format!(
+            "the current metadata file `{}` is not among the objects the store listed under `{location}/metadata/`: \
+             the listing and the table's metadata name files differently, and every live file would look \
+             like an orphan; nothing was deleted",
+            state.pointer.metadata_location
+        )));
+    }
     if !dry_run {
         super::maintain::delete_all(store, report.orphans.clone()).await?;
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_scheme;
+
+    #[test]
+    fn hadoop_schemes_name_the_same_objects() {
+        assert_eq!(same_scheme("s3a://b/db/t/data/x.parquet"), "s3://b/db/t/data/x.parquet");
+        assert_eq!(same_scheme("s3n://b/k"), "s3://b/k");
+        assert_eq!(same_scheme("s3://b/k"), "s3://b/k");
+        assert_eq!(same_scheme("file:/tmp/wh/t"), "file:///tmp/wh/t");
+        assert_eq!(same_scheme("file:///tmp/wh/t"), "file:///tmp/wh/t");
+        assert_eq!(same_scheme("gs://b/k"), "gs://b/k");
+    }
 }

@@ -25,11 +25,12 @@ impl S3ObjectStore {
     }
 }
 
-/// `s3://bucket/key` → (bucket, key).
+/// `s3://bucket/key` → (bucket, key); Hadoop's `s3a://` and `s3n://` name the same objects.
 pub fn split_s3_uri(uri: &str) -> Result<(&str, &str), PortError> {
     let rest = uri
         .strip_prefix("s3://")
         .or_else(|| uri.strip_prefix("s3a://"))
+        .or_else(|| uri.strip_prefix("s3n://"))
         .ok_or_else(|| PortError::Invalid(format!("`{uri}` is not an s3:// URI")))?;
     match rest.split_once('/') {
         Some((b, k)) if !b.is_empty() => Ok((b, k)),

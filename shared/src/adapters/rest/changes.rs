@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, HashSet};
 use iceberg::spec::{MAIN_BRANCH, TableMetadata};
 use iceberg::{TableRequirement, TableUpdate};
 
+use crate::table::maintain::refs;
+
 /// Requirements and updates that turn `base` into `next`.
 pub(crate) fn between(base: &TableMetadata, next: &TableMetadata) -> (Vec<TableRequirement>, Vec<TableUpdate>) {
     let mut requirements = vec![
@@ -19,6 +21,7 @@ pub(crate) fn between(base: &TableMetadata, next: &TableMetadata) -> (Vec<TableR
         },
     ];
     let mut updates = vec![];
+    ref_requirements(base, next, &mut requirements);
     schema_changes(base, next, &mut requirements, &mut updates);
     spec_changes(base, next, &mut requirements, &mut updates);
     sort_order_changes(base, next, &mut requirements, &mut updates);
@@ -26,6 +29,22 @@ pub(crate) fn between(base: &TableMetadata, next: &TableMetadata) -> (Vec<TableR
     snapshot_changes(base, next, &mut updates);
     statistics_changes(base, next, &mut updates);
     (requirements, updates)
+}
+
+/// A commit that expires snapshots or refs decided what to keep from `base`'s refs: each must
+/// still point where it did, or the catalog could drop a branch or tag another engine moved
+/// onto an expiring snapshot meanwhile (and the committer delete its files). A ref created
+/// meanwhile cannot be asserted by name: that window stays (docs/ARCHITECTURE.md).
+fn ref_requirements(base: &TableMetadata, next: &TableMetadata, requirements: &mut Vec<TableRequirement>) {
+    let expires = base.snapshots().any(|s| next.snapshot_by_id(s.snapshot_id()).is_none());
+    let Some(was) = refs(base) else { return };
+    let dropped = refs(next).is_none_or(|is| was.keys().any(|n| !is.contains_key(n)));
+    if !expires && !dropped {
+        return;
+    }
+    for (name, r) in was.into_iter().filter(|(n, _)| n != MAIN_BRANCH) {
+        requirements.push(TableRequirement::RefSnapshotIdMatch { r#ref: name, snapshot_id: Some(r.snapshot_id) });
+    }
 }
 
 fn schema_changes(
@@ -141,6 +160,13 @@ fn snapshot_changes(base: &TableMetadata, next: &TableMetadata, updates: &mut Ve
     }
     let mut removed: Vec<i64> = before.difference(&after).copied().collect();
     removed.sort();
+    // Refs the commit expires, before their snapshots (`remove-snapshots` would drop a ref on
+    // one of them silently).
+    if let (Some(was), Some(is)) = (refs(base), refs(next)) {
+        for name in was.keys().filter(|n| !is.contains_key(*n) && *n != MAIN_BRANCH) {
+            updates.push(TableUpdate::RemoveSnapshotRef { ref_name: name.clone() });
+        }
+    }
     if !removed.is_empty() {
         updates.push(TableUpdate::RemoveSnapshots { snapshot_ids: removed });
     }
@@ -210,6 +236,29 @@ mod tests {
         .build()
         .unwrap()
         .metadata
+    }
+
+    /// Another engine may move or drop a ref between Floe's read and its commit; a commit that
+    /// expires decided from the refs it read, so it asserts each of them, and names the refs it
+    /// removes before the snapshots (which would drop a ref on them silently).
+    #[test]
+    fn an_expiring_commit_asserts_every_ref_and_removes_expired_refs_by_name() {
+        use iceberg::spec::SnapshotRetention;
+        let tag = SnapshotRetention::Tag { max_ref_age_ms: None };
+        let base = crate::table::maintain::retention_tests::table(6, &[], vec![("audit", 4, tag.clone()), ("old", 2, tag)]);
+        let next =
+            TableMetadataBuilder::new_from_metadata(base.clone(), None).remove_ref("old").remove_snapshots(&[1, 2]);
+        let (requirements, updates) = between(&base, &next.build().unwrap().metadata);
+        for (name, id) in [("audit", 4), ("old", 2)] {
+            let want = TableRequirement::RefSnapshotIdMatch { r#ref: name.to_string(), snapshot_id: Some(id) };
+            assert!(requirements.contains(&want), "{name}: {requirements:?}");
+        }
+        let at = |f: &dyn Fn(&TableUpdate) -> bool| updates.iter().position(f).unwrap();
+        let ref_removed = at(&|u| matches!(u, TableUpdate::RemoveSnapshotRef { ref_name } if ref_name == "old"));
+        let snapshots_removed = at(&|u| matches!(u, TableUpdate::RemoveSnapshots { .. }));
+        assert!(ref_removed < snapshots_removed, "{updates:?}");
+        // A commit that expires nothing asserts only the table and `main`.
+        assert_eq!(between(&base, &base).0.len(), 2);
     }
 
     #[test]

@@ -32,7 +32,7 @@ use crate::config::EngineConfig;
 use crate::fault::FaultPoint;
 use crate::message::{CommitRequest, CreateRequest, FileManifest, RewriteRequest, RowsTaken, SourceRef};
 use crate::ports::{Committed, Lease, Message, Pointer, Ports};
-use crate::table::maintain::{EXPIRE_BATCH, ExpiryPolicy, gc_enabled};
+use crate::table::maintain::{EXPIRE_BATCH, Expiry, gc_enabled};
 use crate::table::{Manifests, SnapshotPlan, TableState, load_table};
 use crate::{Error, PortError, Result, TableIdent};
 
@@ -477,7 +477,10 @@ impl Committer {
                         }
                     }
                 }
-                if delete_after_commit(&plan.metadata) && self.may_delete() && !catalog_writes {
+                // Java deletes them on `delete-after-commit` alone; Floe also asks `gc.enabled`: a
+                // table registered over another's metadata shares its log, and a file this
+                // deletes would break the other table's history.
+                if delete_after_commit(&plan.metadata) && gc_enabled(&plan.metadata) && self.may_delete() && !catalog_writes {
                     for old in &plan.expired_metadata {
                         if let Err(e) = self.ports.store.delete(old).await {
                             warn!(%table, file = %old, error = %e, "old metadata file not deleted");
@@ -519,20 +522,21 @@ impl Committer {
         self.cache.insert(table.clone(), Cached { state: TableState { pointer, metadata }, manifests });
     }
 
-    /// Snapshots to expire with the next commit: past the table's policy, less every snapshot a
-    /// pending ledger record names (the exactly-once check needs it). None until
-    /// [`EXPIRE_BATCH`] are due, so the ledger is read once per batch of expiries.
-    async fn expiring(&self, table: &TableIdent, state: &TableState) -> Result<Vec<i64>> {
+    /// What to expire with the next commit: past retention ([`Expiry::due`]), less every
+    /// snapshot a pending ledger record names (the exactly-once check needs it). No snapshot
+    /// until [`EXPIRE_BATCH`] are due, so the ledger is read once per batch of expiries; refs
+    /// past their age go with the next commit.
+    async fn expiring(&self, table: &TableIdent, state: &TableState) -> Result<Expiry> {
         if !self.may_delete() {
-            return Ok(vec![]); // the catalog's service expires snapshots itself
+            return Ok(Expiry::default()); // the catalog's service expires snapshots itself
         }
-        let policy = ExpiryPolicy::of(&state.metadata);
-        let mut due = policy.candidates(&state.metadata, chrono::Utc::now().timestamp_millis());
-        if due.len() < EXPIRE_BATCH {
-            return Ok(vec![]);
+        let mut due = Expiry::due(&state.metadata, chrono::Utc::now().timestamp_millis());
+        if due.snapshots.len() < EXPIRE_BATCH {
+            due.snapshots.clear();
+            return Ok(due);
         }
         let pending = self.ports.ledger.pending_snapshots(table).await?;
-        due.retain(|id| !pending.contains(id));
+        due.snapshots.retain(|id| !pending.contains(id));
         Ok(due)
     }
 

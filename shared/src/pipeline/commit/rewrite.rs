@@ -157,8 +157,13 @@ impl Committer {
         levels.dedup();
         let rows: u64 = change.added.iter().map(|a| a.file.record_count()).sum();
         let (nfiles, nremoved) = (change.added.len(), change.removed.len());
-        // Dropping duplicates changes the table's rows: an overwrite, not a replace.
-        change.operation = if duplicates == 0 { Operation::Replace } else { Operation::Overwrite };
+        // Dropping duplicates changes the table's rows: an overwrite, not a replace; one that
+        // adds no file (every row a duplicate) a delete, as Java's `OverwriteFiles` names it.
+        change.operation = match (duplicates, change.added.is_empty()) {
+            (0, _) => Operation::Replace,
+            (_, true) => Operation::Delete,
+            (_, false) => Operation::Overwrite,
+        };
         change.expire = self.expiring(table, state).await?;
         let snapshot_id = fresh_snapshot_id(state);
         let levels = levels.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
@@ -284,6 +289,45 @@ fn valid_task_id(id: &str) -> bool {
     (1..=MAX_TASK_ID).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
+/// A live file a rewrite removes.
+#[derive(Debug, Clone, Copy)]
+struct Input<'a> {
+    spec_id: i32,
+    file: &'a DataFile,
+}
+
+/// A rewrite keeps every row in its partition and every non-null value non-null: inputs of one
+/// partition give outputs of that partition (under the same spec), and no column has more nulls out than in (dedup
+/// only drops rows). A rewrite that read a file wrongly (another engine's, without field ids,
+/// read as nulls) fails here instead of landing. Counts an input or output lacks are not
+/// compared.
+fn keeps_values(inputs: &[Input<'_>], added: &[(i32, DataFile)]) -> std::result::Result<(), String> {
+    if let Some(first) = inputs.first()
+        && inputs.iter().all(|i| i.spec_id == first.spec_id && i.file.partition() == first.file.partition())
+        && let Some((_, f)) =
+            added.iter().find(|(spec, f)| *spec == first.spec_id && f.partition() != first.file.partition())
+    {
+        return Err(format!(
+            "it adds {} in partition {:?}, but its inputs are all in {:?}",
+            f.file_path(),
+            f.partition(),
+            first.file.partition()
+        ));
+    }
+    let columns: HashSet<i32> = inputs.iter().flat_map(|i| i.file.null_value_counts().keys().copied()).collect();
+    for id in columns {
+        let count = |f: &DataFile| f.null_value_counts().get(&id).copied();
+        let before: Option<u64> = inputs.iter().map(|i| count(i.file)).sum();
+        let after: Option<u64> = added.iter().map(|(_, f)| count(f)).sum();
+        if let (Some(before), Some(after)) = (before, after)
+            && after > before
+        {
+            return Err(format!("column {id} would hold {after} nulls where its inputs hold {before}"));
+        }
+    }
+    Ok(())
+}
+
 /// What to do with a rewrite request.
 #[derive(Debug)]
 enum Verdict {
@@ -304,8 +348,8 @@ enum Verdict {
 /// ([`Committer::current_holding`]).
 struct View<'a> {
     state: &'a TableState,
-    /// Live files: record count and data sequence number.
-    live: HashMap<&'a str, (u64, i64)>,
+    /// Live files: record count, data sequence number, and the file with its spec id.
+    live: HashMap<&'a str, (u64, i64, Input<'a>)>,
     /// Task ids named by a snapshot of the current snapshot's ancestry (after a rollback, a
     /// task of a snapshot rolled away from has not landed: its inputs are live again).
     landed: HashSet<&'a str>,
@@ -321,7 +365,10 @@ impl<'a> View<'a> {
     fn new(state: &'a TableState, manifests: &'a Manifests) -> Self {
         let live = manifests
             .live_parsed()
-            .map(|(_, e)| (e.file_path(), (e.record_count(), e.sequence_number().unwrap_or(i64::MAX))))
+            .map(|(mf, e)| {
+                let input = Input { spec_id: mf.partition_spec_id, file: e.data_file() };
+                (e.file_path(), (e.record_count(), e.sequence_number().unwrap_or(i64::MAX), input))
+            })
             .collect();
         let meta = &state.metadata;
         let ancestry = std::iter::successors(meta.current_snapshot(), |s| {
@@ -463,6 +510,49 @@ impl<'a> View<'a> {
                 request.duplicates
             ));
         }
+        let inputs: Vec<Input<'_>> = removed.iter().map(|p| live[p].2).collect();
+        if let Err(why) = keeps_values(&inputs, &added) {
+            return Verdict::Poison(format!("rewrite {} would change values: {why}", request.task_id));
+        }
         Verdict::Take(added)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use iceberg::spec::{DataContentType, DataFileBuilder, DataFileFormat, Literal, Struct};
+
+    use super::*;
+
+    fn file(path: &str, tenant: &str, nulls: &[(i32, u64)]) -> DataFile {
+        DataFileBuilder::default()
+            .content(DataContentType::Data)
+            .file_path(path.to_string())
+            .file_format(DataFileFormat::Parquet)
+            .partition(Struct::from_iter([Some(Literal::string(tenant))]))
+            .partition_spec_id(0)
+            .record_count(10)
+            .file_size_in_bytes(100)
+            .null_value_counts(nulls.iter().copied().collect())
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_rewrite_that_turns_values_into_nulls_or_moves_rows_is_refused() {
+        let (a, b) = (file("a", "t1", &[(1, 0), (2, 3)]), file("b", "t1", &[(1, 0), (2, 1)]));
+        let inputs = [Input { spec_id: 0, file: &a }, Input { spec_id: 0, file: &b }];
+        let good = vec![(0, file("c", "t1", &[(1, 0), (2, 4)]))];
+        assert!(keeps_values(&inputs, &good).is_ok());
+        // Dedup drops rows, so fewer nulls out is fine.
+        assert!(keeps_values(&inputs, &[(0, file("c", "t1", &[(1, 0), (2, 2)]))]).is_ok());
+        // Ids read as nulls (a file without field ids read without its name mapping).
+        let nulled = keeps_values(&inputs, &[(0, file("c", "t1", &[(1, 20), (2, 4)]))]).unwrap_err();
+        assert!(nulled.contains("column 1 would hold 20 nulls where its inputs hold 0"), "{nulled}");
+        // A row moved to another partition.
+        let moved = keeps_values(&inputs, &[(0, file("c", "t1", &[])), (0, file("d", "t2", &[]))]).unwrap_err();
+        assert!(moved.contains("adds d in partition"), "{moved}");
+        // Counts an output lacks are not compared.
+        assert!(keeps_values(&inputs, &[(0, file("c", "t1", &[]))]).is_ok());
     }
 }

@@ -223,10 +223,11 @@ impl KeyIndex {
         let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(port_error)?;
         let cols = key_columns(&self.table);
         let expected = Arc::new(self.table.arrow_schema.project(&cols)?);
-        let mut stream = project(builder, &expected).with_batch_size(8192).build()?;
+        let how = self.table.file_match(path, builder.schema().fields())?;
+        let mut stream = project(builder, &expected, how).with_batch_size(8192).build()?;
         let mut n = 0;
         while let Some(b) = stream.try_next().await.map_err(port_error)? {
-            let b = conform::conform_batch_with(&b, &expected, conform::Match::Id)
+            let b = conform::conform_batch_with(&b, &expected, how)
                 .map_err(|e| Error::Config(format!("data file {path} does not fit the table's schema: {e}")))?;
             let (rows, keyless) = key_rows(&self.table, &self.converter, &b)?;
             for i in (0..b.num_rows()).filter(|i| !keyless(*i)) {
@@ -378,13 +379,11 @@ impl AsyncFileReader for Ranged {
     }
 }
 
-/// `builder` reading only the file's columns that `expected`'s fields name, matched by field id.
-fn project<T>(builder: ArrowReaderBuilder<T>, expected: &SchemaRef) -> ArrowReaderBuilder<T> {
+/// `builder` reading only the file's columns that `expected`'s fields name, matched as `how`
+/// says.
+fn project<T>(builder: ArrowReaderBuilder<T>, expected: &SchemaRef, how: conform::Match<'_>) -> ArrowReaderBuilder<T> {
     let file = builder.schema().clone();
-    let roots = expected.fields().iter().filter_map(|e| {
-        let id = conform::field_id(e)?;
-        file.fields().iter().position(|f| conform::field_id(f) == Some(id))
-    });
+    let roots = expected.fields().iter().filter_map(|e| conform::position(file.fields(), e, "", how));
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots.collect::<Vec<_>>());
     builder.with_projection(mask)
 }

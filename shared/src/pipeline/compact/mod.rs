@@ -457,15 +457,16 @@ fn merge(
 
 /// Decodes a data file into the table's current schema. Columns are matched by field id, so a
 /// file written with an earlier schema reads with its renamed columns, promoted types, and nulls
-/// for columns added since.
+/// for columns added since; a file without ids through the table's name mapping.
 fn read_file(table: &WriterTable, path: &str, body: Bytes) -> Result<Vec<RecordBatch>> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(body)?;
     let expected = &table.arrow_schema;
+    let how = table.file_match(path, builder.schema().fields())?;
     let reader = builder.with_batch_size(8192).build()?;
     let mut out = vec![];
     for b in reader {
         let b = b?;
-        let b = conform::conform_batch_with(&b, expected, conform::Match::Id)
+        let b = conform::conform_batch_with(&b, expected, how)
             .map_err(|e| Error::Config(format!("data file {path} does not fit the table's schema: {e}")))?;
         out.push(b);
     }

@@ -301,9 +301,15 @@ fn table_run(table: &TableIdent, report: &CompactReport, shares_sent: usize, orp
 }
 
 /// The orphan sweep a tick's `detail` asks for, if any: objects unreachable and older than the
-/// hours given. S3 Tables removes unreferenced files itself, and its storage refuses listings.
+/// hours given. S3 Tables removes unreferenced files itself, and its storage refuses listings. A
+/// table whose `gc.enabled` is false (its files may be another table's too) is skipped with a
+/// warning: the daily sweep covers every table, and this one is not Floe's to clean.
 async fn sweep(ports: &Ports, state: &crate::table::TableState, hours: Option<u64>) -> Result<usize> {
     let Some(hours) = hours.filter(|_| !ports.pointer.manages_files()) else { return Ok(0) };
+    if !crate::table::maintain::gc_enabled(&state.metadata) {
+        tracing::warn!(location = state.metadata.location(), "gc.enabled is false: the table is not swept");
+        return Ok(0);
+    }
     let cutoff = chrono::Utc::now().timestamp_millis() - (hours as i64).saturating_mul(3_600_000);
     Ok(sweep_orphans(ports.store.as_ref(), state, cutoff, false).await?.orphans.len())
 }
