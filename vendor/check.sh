@@ -32,3 +32,4 @@ PY
 
 check parquet CONTRIBUTING.md regen.sh THRIFT.md benches tests examples pytest src/bin
 check arrow-avro benches
+check iceberg testdata public-api.txt DEPENDENCIES.rust.tsv

@@ -904,3 +904,89 @@ async fn a_full_compaction_never_drops_a_keys_first_copy_for_a_younger_reference
         assert!(versions.iter().any(|v| *v != 99), "{key}: the first committed copy is gone: {versions:?}");
     }
 }
+
+/// Another engine replaces one of a partition's files with a Hive-style copy that lacks the
+/// partition column (its value lives in the path and in the manifest): compaction reads that
+/// column as the manifest's identity partition value, the first rule of the spec's column
+/// projection, and every row keeps its tenant. (Before, the task failed on every run: "the table
+/// requires this field but the file does not have it"; an optional column would have read null.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_without_its_identity_partition_column_reads_it_from_the_manifest() {
+    use floe::table::{Added, Change, load_table, plan_snapshot};
+    use iceberg::spec::{DataFileBuilder, Manifest, ManifestList};
+    let h = Harness::new();
+    let cfg = TableConfig::new("kv.hive".parse().unwrap())
+        .with_partition_by("identity(tenant)")
+        .unwrap()
+        .with_dedup_key("event_id")
+        .unwrap();
+    let objects = vec![
+        h.put_file("in", "a.avro", &kv_avro_in("t1", &[("k1", 1), ("k2", 2)])).await,
+        h.put_file("in", "b.avro", &kv_avro_in("t1", &[("k3", 3)])).await,
+    ];
+    ingest_round(&h, &cfg, objects).await;
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    let meta = &state.metadata;
+    let list = h.ports.store.get(meta.current_snapshot().unwrap().manifest_list()).await.unwrap();
+    let mut live = vec![];
+    for mf in ManifestList::parse_with_version(&list, meta.format_version()).unwrap().entries() {
+        let m = Manifest::parse_avro(&h.ports.store.get(&mf.manifest_path).await.unwrap()).unwrap();
+        live.extend(m.entries().iter().filter(|e| e.is_alive()).map(|e| (mf.partition_spec_id, e.data_file().clone())));
+    }
+    let (spec_id, original) = live.into_iter().max_by_key(|(_, f)| f.record_count()).unwrap();
+    assert_eq!(original.record_count(), 2, "a.avro's file");
+    // The other engine's copy: the same rows, without the `tenant` column.
+    let bytes = h.ports.store.get(original.file_path()).await.unwrap();
+    let reader =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap().build().unwrap();
+    let batches: Vec<arrow_array::RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    let schema = batches[0].schema();
+    let keep: Vec<usize> = (0..schema.fields().len()).filter(|i| schema.field(*i).name() != "tenant").collect();
+    let projected: Vec<_> = batches.iter().map(|b| b.project(&keep).unwrap()).collect();
+    let mut out = vec![];
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, projected[0].schema(), None).unwrap();
+    for b in &projected {
+        w.write(b).unwrap();
+    }
+    w.close().unwrap();
+    let copy = format!("{}/data/tenant=t1/hive-copy.parquet", meta.location().trim_end_matches('/'));
+    h.ports.store.put(&copy, out.clone().into()).await.unwrap();
+    let tenant_id = meta.current_schema().field_by_name("tenant").unwrap().id;
+    let counts = |m: &std::collections::HashMap<i32, u64>| {
+        m.iter().filter(|(k, _)| **k != tenant_id).map(|(k, v)| (*k, *v)).collect()
+    };
+    let file = DataFileBuilder::default()
+        .content(iceberg::spec::DataContentType::Data)
+        .file_path(copy.clone())
+        .file_format(iceberg::spec::DataFileFormat::Parquet)
+        .partition(original.partition().clone())
+        .partition_spec_id(spec_id)
+        .record_count(original.record_count())
+        .file_size_in_bytes(out.len() as u64)
+        .value_counts(counts(original.value_counts()))
+        .null_value_counts(counts(original.null_value_counts()))
+        .build()
+        .unwrap();
+    let change = Change {
+        operation: Operation::Replace,
+        added: vec![Added { spec_id, file, data_sequence_number: None }],
+        removed: [original.file_path().to_string()].into(),
+        expire: Default::default(),
+        schema: None,
+    };
+    let foreign = plan_snapshot(h.ports.store.as_ref(), &state, None, change, 43, &[]).await.unwrap();
+    h.ports.store.put(&foreign.metadata_location, foreign.metadata_json.clone()).await.unwrap();
+    h.ports.pointer.swap(&cfg.table, &state.pointer, &foreign.metadata_location).await.unwrap();
+
+    let (report, _) = compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.unwrap();
+    assert_eq!(report.tasks, 1);
+    let c = contents(&h.ports, &cfg.table).await;
+    assert!(c.files.iter().all(|(p, _, _)| *p != copy), "the copy was compacted");
+    let v = values(&h, &cfg.table).await;
+    assert_eq!(v.keys().cloned().collect::<Vec<_>>(), ["k1", "k2", "k3"]);
+    for (path, _, b) in &c.files {
+        let t = b.column_by_name("tenant").unwrap();
+        let t = t.as_any().downcast_ref::<arrow_array::StringArray>().unwrap();
+        assert!((0..t.len()).all(|i| t.is_valid(i) && t.value(i) == "t1"), "{path}: every row keeps its tenant");
+    }
+}

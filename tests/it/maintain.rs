@@ -558,3 +558,85 @@ async fn files_found_too_old_to_commit_are_written_afresh_and_their_batch_lands(
     assert_eq!(twice.len(), 2);
     assert_eq!(paths(&twice[0].body), paths(&twice[1].body));
 }
+
+/// Rewrites every manifest of the table's current snapshot as Iceberg 1.0 and older wrote them:
+/// each entry `EXISTING`, with its data sequence number and no `file_sequence_number` (a field
+/// those versions did not write). Returns the rewritten manifests' paths.
+async fn age_manifests_as_iceberg_1_0(h: &Harness, cfg: &TableConfig) -> Vec<String> {
+    use iceberg::io::{MemoryStorage, OutputFile, Storage};
+    use iceberg::spec::ManifestWriterBuilder;
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    let meta = &state.metadata;
+    let list = h.ports.store.get(meta.current_snapshot().unwrap().manifest_list()).await.unwrap();
+    let mut aged = vec![];
+    for mf in ManifestList::parse_with_version(&list, meta.format_version()).unwrap().entries() {
+        let manifest = Manifest::parse_avro(&h.ports.store.get(&mf.manifest_path).await.unwrap()).unwrap();
+        let mem: Arc<dyn Storage> = Arc::new(MemoryStorage::new());
+        let out = OutputFile::new(mem.clone(), mf.manifest_path.clone());
+        let spec = meta.partition_spec_by_id(mf.partition_spec_id).unwrap().as_ref().clone();
+        let mut w = ManifestWriterBuilder::new(out, Some(mf.added_snapshot_id), meta.current_schema().clone(), spec)
+            .build_v2_data();
+        for e in manifest.entries().iter().filter(|e| e.is_alive()) {
+            let seq = e.sequence_number().unwrap_or(mf.sequence_number);
+            let snap = e.snapshot_id().unwrap_or(mf.added_snapshot_id);
+            w.add_existing_file(e.data_file().clone(), snap, seq, None).unwrap();
+        }
+        w.write_manifest_file().await.unwrap();
+        let bytes = mem.read(&mf.manifest_path).await.unwrap();
+        std::fs::write(local::uri_to_path(&mf.manifest_path).unwrap(), &bytes).unwrap();
+        aged.push(mf.manifest_path.clone());
+    }
+    aged
+}
+
+/// A table another engine once wrote with Iceberg 1.0 or older: its manifests' `EXISTING`
+/// entries carry no `file_sequence_number`. Merging those manifests (appends) and rewriting
+/// their files (compaction) carries each entry over with the null kept, as Iceberg Java's
+/// `ManifestWriter` does; before, every such commit failed ("should have sequence number") and
+/// every append to the table retried into the dead-letter queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_entry_without_a_file_sequence_number_is_carried_over_with_the_null_kept() {
+    let h = Harness::new();
+    let cfg = maintained("ev.old_manifests", 50);
+    let opts = IngestOptions { writers: 1, batch_objects: 1, ..Default::default() };
+    let mut all = vec![];
+    for round in 0..3u64 {
+        let objects = h.events(&format!("a{round}"), 1, 80, 700 + round, 0.0).await;
+        all.extend(source_event_ids(&objects));
+        ingest(&h.engine, &h.ports, &cfg, &h.warehouse, objects, &opts).await.expect("ingest");
+    }
+    let aged = age_manifests_as_iceberg_1_0(&h, &cfg).await;
+    assert!(!aged.is_empty());
+    let aged_files: HashSet<String> = {
+        let mut files = HashSet::new();
+        for m in &aged {
+            let manifest = Manifest::parse_avro(&h.ports.store.get(m).await.unwrap()).unwrap();
+            assert!(manifest.entries().iter().all(|e| e.file_sequence_number.is_none()), "aged as 1.0 wrote it");
+            files.extend(manifest.entries().iter().map(|e| e.file_path().to_string()));
+        }
+        files
+    };
+    // Appends until manifests merge (past 4), then a full compaction that removes the files.
+    for round in 3..8u64 {
+        let objects = h.events(&format!("a{round}"), 1, 80, 700 + round, 0.0).await;
+        all.extend(source_event_ids(&objects));
+        ingest(&h.engine, &h.ports, &cfg, &h.warehouse, objects, &opts).await.expect("append over 1.0 manifests");
+    }
+    let state = load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &cfg.table).await.unwrap().unwrap();
+    let mut merged_with_null = 0;
+    let list = h.ports.store.get(state.metadata.current_snapshot().unwrap().manifest_list()).await.unwrap();
+    for mf in ManifestList::parse_with_version(&list, state.metadata.format_version()).unwrap().entries() {
+        assert!(!aged.contains(&mf.manifest_path), "the aged manifests were merged into new ones");
+        let manifest = Manifest::parse_avro(&h.ports.store.get(&mf.manifest_path).await.unwrap()).unwrap();
+        for e in manifest.entries().iter().filter(|e| aged_files.contains(e.file_path())) {
+            assert_eq!(e.file_sequence_number, None, "the null is kept, never invented");
+            merged_with_null += 1;
+        }
+    }
+    assert_eq!(merged_with_null, aged_files.len());
+    let full = CompactOptions { full: true, parallelism: 2, ..Default::default() };
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &full, Duration::from_secs(60)).await.expect("compaction");
+    let c = contents(&h.ports, &cfg.table).await;
+    assert!(c.files.iter().all(|(p, _, _)| !aged_files.contains(p)), "the old files were compacted away");
+    assert_eq!(counts(&c.event_ids()), counts(&all), "every row once");
+}

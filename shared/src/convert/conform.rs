@@ -53,12 +53,20 @@ impl NameMap {
         let mapping: iceberg::spec::NameMapping =
             serde_json::from_str(json).map_err(|e| format!("table property {key} is not a name mapping: {e}"))?;
         let mut out = HashMap::new();
-        let mut stack: Vec<&iceberg::spec::MappedField> = mapping.fields().iter().collect();
-        while let Some(f) = stack.pop() {
-            if let Some(id) = f.field_id() {
-                out.entry(id).or_insert_with(Vec::new).extend(f.names().iter().cloned());
+        let mut levels: Vec<Vec<&iceberg::spec::MappedField>> = vec![mapping.fields().iter().collect()];
+        while let Some(level) = levels.pop() {
+            // One name, one field per level (Java's `NameMapping` refuses a mapping that repeats
+            // one: a column would be read into two fields).
+            let mut seen = std::collections::HashSet::new();
+            if let Some(name) = level.iter().flat_map(|f| f.names()).find(|n| !seen.insert(n.as_str())) {
+                return Err(format!("table property {key} maps the name `{name}` twice at one level"));
             }
-            stack.extend(f.fields().iter().map(|c| c.as_ref()));
+            for f in level {
+                if let Some(id) = f.field_id() {
+                    out.entry(id).or_insert_with(Vec::new).extend(f.names().iter().cloned());
+                }
+                levels.push(f.fields().iter().map(|c| c.as_ref()).collect());
+            }
         }
         Ok(Some(NameMap(out)))
     }
@@ -69,10 +77,58 @@ impl NameMap {
     }
 }
 
-/// Whether a top-level field of `fields` lacks a field id: a file another engine registered
-/// (`add_files`, `migrate`), to be read through the table's name mapping.
+/// Whether a field of `fields` lacks a field id, at any depth where fields are matched (struct
+/// fields, also inside lists and maps): a file another engine registered (`add_files`,
+/// `migrate`), to be read through the table's name mapping (as PyIceberg does unless every
+/// field has an id).
 pub fn lacks_field_ids(fields: &Fields) -> bool {
-    fields.iter().any(|f| field_id(f).is_none())
+    fn inside(dt: &DataType) -> bool {
+        match dt {
+            DataType::Struct(f) => lacks_field_ids(f),
+            DataType::List(e) | DataType::LargeList(e) => inside(e.data_type()),
+            DataType::Map(e, _) => match e.data_type() {
+                DataType::Struct(kv) => kv.iter().any(|f| inside(f.data_type())),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+    fields.iter().any(|f| field_id(f).is_none() || inside(f.data_type()))
+}
+
+/// `n` copies of the partition value `value` as an array of `dt` (the table column's Arrow
+/// type): the column an identity partition gives a data file that lacks it (the spec's column
+/// projection, its first rule). `None` for a pairing no identity partition produces.
+pub fn repeated(dt: &DataType, value: &iceberg::spec::PrimitiveLiteral, n: usize) -> Option<ArrayRef> {
+    use arrow_array::{BinaryArray, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array, StringArray};
+    use iceberg::spec::PrimitiveLiteral as L;
+    let one: ArrayRef = match (dt, value) {
+        (DataType::Boolean, L::Boolean(b)) => Arc::new(BooleanArray::from(vec![*b])),
+        (DataType::Int32 | DataType::Date32 | DataType::Time32(_), L::Int(v)) => {
+            let data = Int32Array::from(vec![*v]).into_data().into_builder().data_type(dt.clone());
+            arrow_array::make_array(data.build().ok()?)
+        }
+        (DataType::Int64 | DataType::Time64(_) | DataType::Timestamp(_, _), L::Long(v)) => {
+            let data = Int64Array::from(vec![*v]).into_data().into_builder().data_type(dt.clone());
+            arrow_array::make_array(data.build().ok()?)
+        }
+        (DataType::Float32, L::Float(v)) => Arc::new(Float32Array::from(vec![v.0])),
+        (DataType::Float64, L::Double(v)) => Arc::new(Float64Array::from(vec![v.0])),
+        (DataType::Utf8, L::String(v)) => Arc::new(StringArray::from(vec![v.as_str()])),
+        (DataType::Binary, L::Binary(v)) => Arc::new(BinaryArray::from(vec![v.as_slice()])),
+        (DataType::FixedSizeBinary(w), L::Binary(v)) if v.len() == *w as usize => {
+            Arc::new(arrow_array::FixedSizeBinaryArray::try_from_iter([v.as_slice()].into_iter()).ok()?)
+        }
+        (DataType::FixedSizeBinary(16), L::UInt128(v)) => {
+            Arc::new(arrow_array::FixedSizeBinaryArray::try_from_iter([v.to_be_bytes()].into_iter()).ok()?)
+        }
+        (DataType::Decimal128(p, s), L::Int128(v)) => {
+            Arc::new(arrow_array::Decimal128Array::from(vec![*v]).with_precision_and_scale(*p, *s).ok()?)
+        }
+        _ => return None,
+    };
+    let zeros = arrow_array::UInt32Array::from(vec![0u32; n]);
+    arrow_select::take::take(one.as_ref(), &zeros, None).ok()
 }
 
 /// Reshapes `batch` into the table schema `target`, matching columns by name.
@@ -243,6 +299,42 @@ mod tests {
     use arrow_schema::{DataType, Field, Schema};
 
     use super::conform_batch;
+
+    #[test]
+    fn a_name_mapping_gives_each_id_its_names_and_refuses_a_repeated_name() {
+        use super::NameMap;
+        use std::collections::HashMap;
+        let props = |json: &str| HashMap::from([("schema.name-mapping.default".to_string(), json.to_string())]);
+        let m = NameMap::of(&props(
+            r#"[{"field-id":1,"names":["id","uid"]},{"field-id":2,"names":["s"],"fields":[{"field-id":3,"names":["x"]}]}]"#,
+        ))
+        .unwrap()
+        .unwrap();
+        assert!(m.names(1, "uid") && m.names(3, "x") && !m.names(3, "id"));
+        let twice = NameMap::of(&props(r#"[{"field-id":1,"names":["a"]},{"field-id":2,"names":["a"]}]"#));
+        assert!(twice.unwrap_err().contains("maps the name `a` twice"));
+        // The same name at two levels is fine.
+        assert!(
+            NameMap::of(&props(r#"[{"field-id":1,"names":["a"],"fields":[{"field-id":2,"names":["a"]}]}]"#)).is_ok()
+        );
+        assert_eq!(NameMap::of(&HashMap::new()), Ok(None));
+    }
+
+    #[test]
+    fn a_file_lacks_field_ids_when_any_struct_field_at_any_depth_has_none() {
+        use super::lacks_field_ids;
+        use arrow_schema::Fields;
+        use std::collections::HashMap;
+        let id = |f: Field, i: i32| f.with_metadata(HashMap::from([("PARQUET:field_id".into(), i.to_string())]));
+        let inner = Fields::from(vec![Field::new("x", DataType::Int32, true)]);
+        let nested = Fields::from(vec![id(Field::new("s", DataType::Struct(inner.clone()), true), 1)]);
+        assert!(lacks_field_ids(&nested), "a nested field without an id");
+        let element = Arc::new(Field::new("element", DataType::Struct(inner), true));
+        let list = Fields::from(vec![id(Field::new("l", DataType::List(element), true), 1)]);
+        assert!(lacks_field_ids(&list), "a struct in a list");
+        let all = Fields::from(vec![id(Field::new("a", DataType::Int32, true), 1)]);
+        assert!(!lacks_field_ids(&all));
+    }
 
     #[test]
     fn a_cast_never_moves_a_value_to_another_kind() {

@@ -71,10 +71,18 @@ impl Expiry {
             return Expiry::default();
         }
         let Some(refs) = refs(meta) else { return Expiry::default() };
-        let prop = |k: &str| meta.properties().get(k).and_then(|v| v.trim().parse::<i64>().ok());
-        let max_age = prop(PROP_MAX_SNAPSHOT_AGE_MS).unwrap_or(5 * 24 * 3_600_000);
-        let min_keep = prop(PROP_MIN_SNAPSHOTS_TO_KEEP).unwrap_or(1);
-        let max_ref_age = prop(PROP_MAX_REF_AGE_MS).unwrap_or(i64::MAX);
+        // A property that does not parse: Java's expiry fails on it; nothing expires.
+        let prop = |k: &str, default: i64| match meta.properties().get(k) {
+            None => Some(default),
+            Some(v) => v.trim().parse::<i64>().ok(),
+        };
+        let (Some(max_age), Some(min_keep), Some(max_ref_age)) = (
+            prop(PROP_MAX_SNAPSHOT_AGE_MS, 5 * 24 * 3_600_000),
+            prop(PROP_MIN_SNAPSHOTS_TO_KEEP, 1),
+            prop(PROP_MAX_REF_AGE_MS, i64::MAX),
+        ) else {
+            return Expiry::default();
+        };
         let mut out = Expiry::default();
         let mut kept = vec![];
         for (name, r) in refs {
@@ -83,7 +91,8 @@ impl Expiry {
                     max_ref_age_ms.unwrap_or(max_ref_age)
                 }
             };
-            let young = meta.snapshot_by_id(r.snapshot_id).is_some_and(|s| now_ms.saturating_sub(s.timestamp_ms()) <= ref_age);
+            let young =
+                meta.snapshot_by_id(r.snapshot_id).is_some_and(|s| now_ms.saturating_sub(s.timestamp_ms()) <= ref_age);
             if name == MAIN_BRANCH || young {
                 kept.push(r);
             } else {
@@ -208,6 +217,10 @@ pub struct Cleanup {
     /// Statistics files (Puffin, partition statistics) of the expired snapshots that no kept
     /// snapshot's statistics name (as Java's expiry deletes them).
     pub statistics: Vec<String>,
+    /// The table's location: only files under it are deleted. A file another engine registered
+    /// from elsewhere (`add_files` of another table's or a Hive table's Parquet) is left where
+    /// it is once no snapshot reaches it: Java would delete it, but it is not this table's.
+    pub location: String,
 }
 
 impl Cleanup {
@@ -219,13 +232,14 @@ impl Cleanup {
     pub fn of(meta: &TableMetadata, expired: &[i64]) -> Self {
         let gone: HashSet<i64> = expired.iter().copied().collect();
         let kept: Vec<i64> = meta.snapshots().map(|s| s.snapshot_id()).filter(|id| !gone.contains(id)).collect();
-        let mut out = Cleanup::default();
+        let mut out = Cleanup { location: meta.location().to_string(), ..Cleanup::default() };
         let stats = || {
             let table = meta.statistics_iter().map(|s| (s.snapshot_id, &s.statistics_path));
             table.chain(meta.partition_statistics_iter().map(|s| (s.snapshot_id, &s.statistics_path)))
         };
         let still: HashSet<&String> = stats().filter(|(id, _)| !gone.contains(id)).map(|(_, p)| p).collect();
-        let stale: HashSet<&String> = stats().filter(|(id, p)| gone.contains(id) && !still.contains(p)).map(|(_, p)| p).collect();
+        let stale: HashSet<&String> =
+            stats().filter(|(id, p)| gone.contains(id) && !still.contains(p)).map(|(_, p)| p).collect();
         out.statistics = stale.into_iter().cloned().collect();
         for s in meta.snapshots().filter(|s| gone.contains(&s.snapshot_id())) {
             out.manifest_lists.push(s.manifest_list().to_string());
@@ -256,7 +270,9 @@ impl Cleanup {
             }
         }
         let files = records.iter().flat_map(|(_, r)| r.data_files.iter().chain(&r.manifests));
-        let files: Vec<String> = files.chain(&self.manifest_lists).chain(&self.statistics).cloned().collect();
+        let ours = |f: &&String| under(&self.location, f);
+        let files: Vec<String> =
+            files.chain(&self.manifest_lists).chain(&self.statistics).filter(ours).cloned().collect();
         let deleted = match delete_all(store, files).await {
             Ok(n) => n + delete_all(store, records.into_iter().map(|(at, _)| at).collect()).await?,
             Err(e) => return Err(failed.unwrap_or(e)),
@@ -266,6 +282,13 @@ impl Cleanup {
             None => Ok(deleted),
         }
     }
+}
+
+/// Whether `file` lies under table location `location` (schemes made the same: `s3a://` is
+/// `s3://`).
+pub(crate) fn under(location: &str, file: &str) -> bool {
+    let location = super::sweep::same_scheme(location.trim_end_matches('/'));
+    super::sweep::same_scheme(file).strip_prefix(location.as_ref()).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// A dropped record: `known` if this process wrote it, else read; `None` if it is gone.
@@ -453,7 +476,7 @@ mod tests {
             record.data_files.push(format!("{location}/data/f{i}.parquet"));
         }
         record.manifests = vec![format!("{location}/metadata/m0.avro"), format!("{location}/metadata/m1.avro")];
-        let mut cleanup = Cleanup::default();
+        let mut cleanup = Cleanup { location: location.clone(), ..Cleanup::default() };
         for i in 0..3 {
             cleanup.manifest_lists.push(format!("{location}/metadata/snap-{i}.avro"));
         }
@@ -474,6 +497,23 @@ mod tests {
         // Again, as after a crash between the deletes and the commit's end: the record is gone, so
         // its files are not looked for; only the lists' deletes are repeated (a no-op).
         assert_eq!(cleanup.run(&store, &HashMap::new()).await.unwrap(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_file_outside_the_table_location_is_never_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFsObjectStore::new();
+        let table = dir.path().join("t");
+        let (mut cleanup, mut record) = expired(&store, &table, 2).await;
+        // A file another engine registered with add_files from its own folder, since compacted.
+        let theirs = path_to_uri(&dir.path().join("elsewhere/part-0.parquet"));
+        store.put(&theirs, Bytes::from_static(b"x")).await.unwrap();
+        record.data_files.push(theirs.clone());
+        cleanup.dropped_records = vec![write_dropped(&store, &path_to_uri(&table), &record).await.unwrap()];
+        cleanup.run(&store, &HashMap::new()).await.unwrap();
+        assert!(store.head(&theirs).await.is_ok(), "not this table's to delete");
+        assert!(store.head(&record.data_files[0]).await.is_err(), "the table's own file goes");
+        assert!(under("s3a://b/db/t", "s3://b/db/t/data/x.parquet") && !under("s3://b/db/t", "s3://b/db/t2/x"));
     }
 
     #[tokio::test]

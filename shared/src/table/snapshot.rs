@@ -15,9 +15,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use iceberg::io::{MemoryStorage, OutputFile, Storage};
 use iceberg::spec::{
-    DataFile, FormatVersion, ManifestContentType, ManifestEntry, ManifestFile, ManifestList, ManifestListWriter,
-    MAIN_BRANCH, ManifestStatus, ManifestWriterBuilder, Operation, Schema, Snapshot, SnapshotReference, SnapshotSummaryCollector,
-    Struct, Summary, TableMetadata, TableMetadataBuilder,
+    DataFile, FormatVersion, MAIN_BRANCH, ManifestContentType, ManifestEntry, ManifestFile, ManifestList,
+    ManifestListWriter, ManifestStatus, ManifestWriterBuilder, Operation, Schema, Snapshot, SnapshotReference,
+    SnapshotSummaryCollector, Struct, Summary, TableMetadata, TableMetadataBuilder,
 };
 
 use super::TableState;
@@ -373,6 +373,13 @@ impl<'a> Written<'a> {
         let mut w = if lineage::tracks_rows(meta) { builder.build_v3_data() } else { builder.build_v2_data() };
         for e in entries {
             let (seq, file_seq) = (e.sequence_number.unwrap_or(-1), e.file_sequence_number);
+            if e.status != ManifestStatus::Added && e.sequence_number.is_none() {
+                // Never written as -1: such a manifest breaks the spec (only ADDED entries inherit).
+                return Err(Error::Iceberg(iceberg::Error::new(
+                    iceberg::ErrorKind::DataInvalid,
+                    format!("manifest entry of {} is {:?} without a data sequence number", e.file_path(), e.status),
+                )));
+            }
             match e.status {
                 ManifestStatus::Added => w.add_file(e.data_file.clone(), seq)?,
                 ManifestStatus::Existing => {

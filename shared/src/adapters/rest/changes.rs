@@ -245,7 +245,8 @@ mod tests {
     fn an_expiring_commit_asserts_every_ref_and_removes_expired_refs_by_name() {
         use iceberg::spec::SnapshotRetention;
         let tag = SnapshotRetention::Tag { max_ref_age_ms: None };
-        let base = crate::table::maintain::retention_tests::table(6, &[], vec![("audit", 4, tag.clone()), ("old", 2, tag)]);
+        let base =
+            crate::table::maintain::retention_tests::table(6, &[], vec![("audit", 4, tag.clone()), ("old", 2, tag)]);
         let next =
             TableMetadataBuilder::new_from_metadata(base.clone(), None).remove_ref("old").remove_snapshots(&[1, 2]);
         let (requirements, updates) = between(&base, &next.build().unwrap().metadata);

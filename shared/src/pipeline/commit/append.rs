@@ -74,7 +74,8 @@ impl Committer {
                 extra.push(("floe.schema-changes", changes.join("; ")));
             }
             let store = self.ports.store.clone();
-            let change = Change { expire: self.expiring(table, &state).await?, schema, ..Change::append(files) };
+            let change =
+                Change { expire: self.expiring(table, &state, attempt).await?, schema, ..Change::append(files) };
             let plan = plan_snapshot(store.as_ref(), &state, manifests, change, snapshot_id, &extra).await?;
             match self.publish(table, &state, &plan, lease, attempt).await? {
                 Landing::Landed => {

@@ -459,11 +459,14 @@ impl Committer {
         match swapped {
             Ok(committed) => {
                 self.ports.faults.hit(FaultPoint::CommitterAfterPointerSwap).await;
+                // A catalog that merged others' changes answers with them: one that turned
+                // `gc.enabled` off meanwhile stops the deletes below as well.
+                let gc = gc_enabled(&plan.metadata) && committed.metadata.as_ref().is_none_or(gc_enabled);
                 self.remember(table, plan, committed);
                 if let Some((at, record)) = &plan.dropped {
                     self.dropped.insert(at.clone(), record.clone());
                 }
-                if gc_enabled(&plan.metadata) && self.may_delete() {
+                if gc && self.may_delete() {
                     let known = std::mem::take(&mut self.dropped);
                     let cleaned = plan.cleanup.run(self.ports.store.as_ref(), &known).await;
                     self.dropped = known;
@@ -480,7 +483,7 @@ impl Committer {
                 // Java deletes them on `delete-after-commit` alone; Floe also asks `gc.enabled`: a
                 // table registered over another's metadata shares its log, and a file this
                 // deletes would break the other table's history.
-                if delete_after_commit(&plan.metadata) && gc_enabled(&plan.metadata) && self.may_delete() && !catalog_writes {
+                if delete_after_commit(&plan.metadata) && gc && self.may_delete() && !catalog_writes {
                     for old in &plan.expired_metadata {
                         if let Err(e) = self.ports.store.delete(old).await {
                             warn!(%table, file = %old, error = %e, "old metadata file not deleted");
@@ -525,10 +528,17 @@ impl Committer {
     /// What to expire with the next commit: past retention ([`Expiry::due`]), less every
     /// snapshot a pending ledger record names (the exactly-once check needs it). No snapshot
     /// until [`EXPIRE_BATCH`] are due, so the ledger is read once per batch of expiries; refs
-    /// past their age go with the next commit.
-    async fn expiring(&self, table: &TableIdent, state: &TableState) -> Result<Expiry> {
-        if !self.may_delete() {
+    /// past their age go with the next commit. A commit retried after a lost swap expires
+    /// nothing: through a REST catalog an expiring commit asserts every ref, and another engine
+    /// committing to a branch between read and commit would otherwise keep the new rows waiting.
+    async fn expiring(&self, table: &TableIdent, state: &TableState, attempt: u32) -> Result<Expiry> {
+        if !self.may_delete() || attempt > 1 {
             return Ok(Expiry::default()); // the catalog's service expires snapshots itself
+        }
+        if !gc_enabled(&state.metadata) {
+            // Iceberg Java's `RemoveSnapshots` refuses to expire a table whose `gc.enabled` is
+            // false ("deleting files may corrupt other tables"): nothing expires, no ref goes.
+            return Ok(Expiry::default());
         }
         let mut due = Expiry::due(&state.metadata, chrono::Utc::now().timestamp_millis());
         if due.snapshots.len() < EXPIRE_BATCH {

@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use arrow_array::RecordBatch;
 use bytes::Bytes;
+use iceberg::spec::{Literal, PrimitiveLiteral, Transform};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use tracing::info;
 
@@ -311,7 +312,8 @@ async fn run_indexed(
         inputs.push((f.path.clone(), bytes));
     }
     let t = table.clone();
-    let (batches, bytes_in) = tokio::task::spawn_blocking(move || decode(&t, &inputs))
+    let identity = identity_values(table, task);
+    let (batches, bytes_in) = tokio::task::spawn_blocking(move || decode(&t, &inputs, &identity))
         .await
         .map_err(|e| Error::Internal(format!("decode task failed: {e}")))??;
     let rows_in: u64 = batches.iter().flatten().map(|b| b.num_rows() as u64).sum();
@@ -385,14 +387,60 @@ async fn run_indexed(
 }
 
 /// Decodes a task's inputs (oldest first); returns their batches and bytes.
-fn decode(table: &WriterTable, inputs: &[(String, Bytes)]) -> Result<(Vec<Vec<RecordBatch>>, u64)> {
+fn decode(
+    table: &WriterTable,
+    inputs: &[(String, Bytes)],
+    identity: &[(i32, PrimitiveLiteral)],
+) -> Result<(Vec<Vec<RecordBatch>>, u64)> {
     let mut batches = vec![];
     let mut bytes = 0u64;
     for (path, body) in inputs {
         bytes += body.len() as u64;
-        batches.push(read_file(table, path, body.clone())?);
+        batches.push(read_file(table, path, body.clone(), identity)?);
     }
     Ok((batches, bytes))
+}
+
+/// The values `task`'s partition gives its identity-partitioned columns, by source field id:
+/// what a file without such a column reads it as (another engine's `add_files` of Hive-style
+/// files, whose partition lives in their path).
+fn identity_values(table: &WriterTable, task: &Task) -> Vec<(i32, PrimitiveLiteral)> {
+    if task.spec_id != table.spec.spec_id() {
+        return vec![];
+    }
+    let fields = table.spec.fields().iter().zip(task.partition.fields());
+    let identity = fields.filter(|(f, _)| f.transform == Transform::Identity);
+    identity
+        .filter_map(|(f, v)| match v {
+            Some(Literal::Primitive(p)) => Some((f.source_id, p.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `batch` with a column of `value` for each table field given, under the table's field (and
+/// so its field id).
+fn with_constants(
+    batch: RecordBatch,
+    fill: &[(arrow_schema::FieldRef, &PrimitiveLiteral)],
+    path: &str,
+) -> Result<RecordBatch> {
+    let mut fields: Vec<arrow_schema::FieldRef> = batch.schema().fields().iter().cloned().collect();
+    let mut columns = batch.columns().to_vec();
+    for (field, value) in fill {
+        let column = conform::repeated(field.data_type(), value, batch.num_rows()).ok_or_else(|| {
+            Error::Config(format!(
+                "data file {path} lacks column `{}`, and its identity partition value {value:?} does not fit the \
+                 column's type {}",
+                field.name(),
+                field.data_type()
+            ))
+        })?;
+        fields.push(field.clone());
+        columns.push(column);
+    }
+    let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(Arc::new(arrow_schema::Schema::new(fields)), columns, &opts)?)
 }
 
 /// A task's decoded inputs in age order: the compacted files' rows, then the level-0 files'.
@@ -458,14 +506,29 @@ fn merge(
 /// Decodes a data file into the table's current schema. Columns are matched by field id, so a
 /// file written with an earlier schema reads with its renamed columns, promoted types, and nulls
 /// for columns added since; a file without ids through the table's name mapping.
-fn read_file(table: &WriterTable, path: &str, body: Bytes) -> Result<Vec<RecordBatch>> {
+fn read_file(
+    table: &WriterTable,
+    path: &str,
+    body: Bytes,
+    identity: &[(i32, PrimitiveLiteral)],
+) -> Result<Vec<RecordBatch>> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(body)?;
     let expected = &table.arrow_schema;
-    let how = table.file_match(path, builder.schema().fields())?;
+    let file_fields = builder.schema().fields().clone();
+    let how = table.file_match(path, &file_fields)?;
+    // The spec's first rule: a column the file lacks that an identity partition gives is read
+    // as the partition value (from the manifest), before the name mapping's or a null.
+    let fill: Vec<(arrow_schema::FieldRef, &PrimitiveLiteral)> = identity
+        .iter()
+        .filter_map(|(id, value)| {
+            let t = expected.fields().iter().find(|f| conform::field_id(f) == Some(*id))?;
+            conform::position(&file_fields, t, "", how).is_none().then(|| (t.clone(), value))
+        })
+        .collect();
     let reader = builder.with_batch_size(8192).build()?;
     let mut out = vec![];
     for b in reader {
-        let b = b?;
+        let b = if fill.is_empty() { b? } else { with_constants(b?, &fill, path)? };
         let b = conform::conform_batch_with(&b, expected, how)
             .map_err(|e| Error::Config(format!("data file {path} does not fit the table's schema: {e}")))?;
         out.push(b);

@@ -277,7 +277,14 @@ async fn compact_one(
     };
     let plan = plan_loaded(ports, table, state, options).await?;
     let report = run_planned(&env.engine, ports, table, &plan, plan.first_tasks(options), options).await?;
-    let orphans_deleted = sweep(ports, &plan.state, sweep_older_than_hours).await?;
+    let orphans_deleted = match sweep_older_than_hours {
+        None => 0,
+        // The table as it is now, not as planned: another engine may have added a file since.
+        Some(_) => match load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await? {
+            Some(state) => sweep(ports, &state, sweep_older_than_hours).await?,
+            None => 0,
+        },
+    };
     Ok(table_run(table, &report, 0, orphans_deleted))
 }
 
