@@ -12,7 +12,7 @@ WAREHOUSE ?= warehouse
 LAMBDA_PROFILE := CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
 	CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 
-.PHONY: build build-tests run test test-rust test-python venv checkov-venv bench bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-coldstart-lambda bench-model lint fmt clean lambda deploy deploy-local destroy-local
+.PHONY: build build-tests run test test-rust test-python venv checkov-venv bench bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-coldstart-lambda bench-model lint fmt clean lambda deploy destroy deploy-local destroy-local
 
 build:
 	$(CARGO) build --release --workspace
@@ -119,12 +119,21 @@ lambda: venv
 		--output-format zip -p floe-writer-fn -p floe-committer-fn -p floe-compactor-fn
 
 # Deploy the quickstart (infra/examples/quickstart): build the functions, then terraform apply.
-# TF_VARS passes more variables, e.g. TF_VARS='-var catalog=glue -var floe_toml_path=../../../floe.toml'.
+# TF_VARS passes more arguments to Terraform exactly as written, split at spaces only (quotes
+# stay: TF_VARS='-var glue_databases=["web"]' reaches Terraform as typed), e.g.
+# TF_VARS='-var catalog=glue -var glue_databases=["web"]'. A value with spaces goes in a
+# variables file: TF_VARS='-var-file=prod.tfvars', or terraform.tfvars in the quickstart folder.
 TF_DIR := infra/examples/quickstart
 TF_INIT := terraform -chdir=$(TF_DIR) init -input=false $(if $(wildcard /opt/tf-plugins),-plugin-dir=/opt/tf-plugins)
+export TF_VARS
+TF_EXTRA := read -r -a extra <<< "$$TF_VARS";
 deploy: lambda
 	$(TF_INIT)
-	terraform -chdir=$(TF_DIR) apply -var architecture=$(ARCH) -var artifacts_dir=$(abspath target/lambda) $(TF_VARS)
+	$(TF_EXTRA) terraform -chdir=$(TF_DIR) apply -var architecture=$(ARCH) -var artifacts_dir=$(abspath target/lambda) "$${extra[@]}"
+
+# Destroy what make deploy made (its buckets must be empty unless force_destroy was set).
+destroy:
+	$(TF_EXTRA) terraform -chdir=$(TF_DIR) destroy -var architecture=$(ARCH) -var artifacts_dir=$(abspath target/lambda) "$${extra[@]}"
 
 # The same against LocalStack or moto: the endpoint from AWS_ENDPOINT_URL, credentials from the
 # usual AWS variables; buckets and tables may be destroyed (make destroy-local).
@@ -133,14 +142,14 @@ deploy-local:
 	@test -n "$$AWS_ENDPOINT_URL" || { echo "set AWS_ENDPOINT_URL (LocalStack: http://localhost:4566) and AWS credentials (any, e.g. test/test)" >&2; exit 2; }
 	$(MAKE) --no-print-directory lambda ARCH=$(or $(LOCAL_ARCH),$(HOST_ARCH))
 	$(TF_INIT)
-	terraform -chdir=$(TF_DIR) apply -auto-approve -var aws_endpoint_url=$$AWS_ENDPOINT_URL \
+	$(TF_EXTRA) terraform -chdir=$(TF_DIR) apply -auto-approve -var aws_endpoint_url=$$AWS_ENDPOINT_URL \
 		-var architecture=$(or $(LOCAL_ARCH),$(HOST_ARCH)) -var artifacts_dir=$(abspath target/lambda) \
-		-var force_destroy=true -var deletion_protection=false $(TF_VARS)
+		-var force_destroy=true -var deletion_protection=false "$${extra[@]}"
 
 destroy-local:
 	@test -n "$$AWS_ENDPOINT_URL" || { echo "set AWS_ENDPOINT_URL" >&2; exit 2; }
-	terraform -chdir=$(TF_DIR) destroy -auto-approve -var aws_endpoint_url=$$AWS_ENDPOINT_URL \
-		-var artifacts_dir=$(abspath target/lambda) -var force_destroy=true -var deletion_protection=false $(TF_VARS)
+	$(TF_EXTRA) terraform -chdir=$(TF_DIR) destroy -auto-approve -var aws_endpoint_url=$$AWS_ENDPOINT_URL \
+		-var artifacts_dir=$(abspath target/lambda) -var force_destroy=true -var deletion_protection=false "$${extra[@]}"
 
 lint:
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

@@ -1,7 +1,8 @@
 # The three functions, their log groups, the SQS event sources (writer <- ingest queue,
 # committer <- commit queue, compactor <- share queue, all reporting partial batch failures) and
-# the compactor's schedules. The committer runs with reserved concurrency 1: one committer per deployment
-# (its DynamoDB lock keeps any other committer out as well).
+# the compactor's schedules. The committer's reserved concurrency and its event source's maximum
+# concurrency are one number (committer_reserved_concurrency, 2), so no batch is throttled; its
+# DynamoDB lock keeps commits to one table one at a time.
 
 resource "aws_cloudwatch_log_group" "function" {
   # checkov:skip=CKV_AWS_158:Encrypted with CloudWatch's default key unless kms_key_arn is given (the key policy must then allow CloudWatch Logs).
@@ -19,7 +20,7 @@ resource "aws_lambda_function" "function" {
   # checkov:skip=CKV_AWS_116:Failed messages go to the source queues' dead-letter queues (redrive policies); a function DLQ only serves asynchronous invocations.
   # checkov:skip=CKV_AWS_173:The environment holds resource names and URLs, and with catalog = "rest" the catalog's token or client credential when given; Lambda encrypts it at rest, with kms_key_arn when given (an AWS-managed key otherwise).
   # checkov:skip=CKV_AWS_50:X-Ray tracing is optional; the functions log one JSON line per object, batch and commit.
-  # checkov:skip=CKV_AWS_115:The committer has reserved concurrency 1; writers are bounded by the event source's maximum concurrency instead, so as not to take account concurrency from other functions.
+  # checkov:skip=CKV_AWS_115:The committer reserves committer_reserved_concurrency (2, or none on small accounts); writers are bounded by the event source's maximum concurrency instead, so as not to take account concurrency from other functions.
   for_each      = local.deployed
   function_name = each.value
   role          = aws_iam_role.function[each.key].arn
@@ -31,7 +32,7 @@ resource "aws_lambda_function" "function" {
   source_code_hash               = filebase64sha256("${var.artifacts_dir}/${local.binaries[each.key]}/bootstrap.zip")
   memory_size                    = local.memory[each.key]
   timeout                        = local.timeout[each.key]
-  reserved_concurrent_executions = each.key == "committer" ? 1 : -1
+  reserved_concurrent_executions = each.key == "committer" && local.committer_reserved > 0 ? local.committer_reserved : -1
   kms_key_arn                    = var.kms_key_arn
   environment {
     variables = merge(local.environments[each.key], each.key == "committer" ? local.rest_committer_secrets : local.rest_reader_secrets)
@@ -95,11 +96,12 @@ resource "aws_lambda_event_source_mapping" "committer" {
       error_message = "committer_batch_size above 10 needs a batching window: set committer_batching_window_seconds to at least 1 (an SQS event source's rule)."
     }
   }
-  # The least an SQS event source allows: without it the pollers invoke up to five at once and
-  # all but one are throttled (reserved concurrency 1), each throttle a receive toward the
-  # dead-letter queue. One invocation may still be throttled while another runs.
+  # As many at once as the committer's reservation, never more: AWS's rule for an SQS event
+  # source behind reserved concurrency (a throttled batch stays invisible for the whole
+  # visibility timeout, and each throttle is a receive toward the dead-letter queue). 2 without
+  # a reservation, the least SQS allows. The lock serialises commits to one table.
   scaling_config {
-    maximum_concurrency = 2
+    maximum_concurrency = max(local.committer_reserved, 2)
   }
 }
 

@@ -44,16 +44,15 @@ resource "aws_iam_role" "function" {
 # --- shared statements --------------------------------------------------------------------
 
 # Every function: list the warehouse (so a missing object is a 404, not a 403) and use the key.
+# Unconditioned: S3 answers a GET or HEAD of a missing key 404 only if the caller may list the
+# bucket, and that check carries no `s3:prefix`, so a prefix condition turned every "not found"
+# into "access denied" (which Floe rightly reads as an error, not as a missing object). The
+# warehouse bucket is this deployment's own; listing shows its keys, no contents.
 data "aws_iam_policy_document" "every_function" {
   statement {
     sid       = "ListWarehouseSoMissingIsNotFound"
     actions   = ["s3:ListBucket"]
     resources = [local.warehouse_arn]
-    condition {
-      test     = "StringLike"
-      variable = "s3:prefix"
-      values   = ["${var.warehouse_prefix}/*"]
-    }
   }
   dynamic "statement" {
     for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
@@ -137,8 +136,10 @@ data "aws_iam_policy_document" "writer" {
     resources = [aws_s3_bucket.landing.arn]
   }
   statement {
-    sid       = "ConsumeIngestQueue"
-    actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"]
+    sid = "ConsumeIngestQueue"
+    # GetQueueUrl and ChangeMessageVisibility: a failed message is made visible again after a
+    # delay that grows with its receive count (lambda/backoff.rs), not the whole timeout.
+    actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl"]
     resources = [aws_sqs_queue.ingest.arn]
   }
   statement {
@@ -174,7 +175,7 @@ data "aws_iam_policy_document" "committer" {
   }
   statement {
     sid       = "ConsumeCommitQueue"
-    actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility", "sqs:SendMessage"]
+    actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:SendMessage"]
     resources = [aws_sqs_queue.commit.arn]
   }
   statement {

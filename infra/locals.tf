@@ -7,6 +7,9 @@ locals {
   region    = data.aws_region.current.name
   partition = data.aws_partition.current.partition
 
+  # The committer's reservation, 0 for none (functions.tf).
+  committer_reserved = coalesce(var.committer_reserved_concurrency, 0)
+
   landing_bucket   = coalesce(var.landing_bucket_name, "${var.name_prefix}-landing-${local.account}-${local.region}")
   warehouse_bucket = coalesce(var.warehouse_bucket_name, "${var.name_prefix}-warehouse-${local.account}-${local.region}")
   warehouse_uri    = "s3://${local.warehouse_bucket}/${var.warehouse_prefix}"

@@ -9,6 +9,13 @@ resource "aws_s3_bucket" "landing" {
   bucket        = local.landing_bucket
   force_destroy = var.force_destroy
   tags          = var.tags
+  lifecycle {
+    precondition {
+      # S3's rule; the composed name (name_prefix, "-landing-", account id, region) can pass it.
+      condition     = length(local.landing_bucket) >= 3 && length(local.landing_bucket) <= 63
+      error_message = "The landing bucket's name, ${local.landing_bucket}, is ${length(local.landing_bucket)} characters; S3 allows 3 to 63. Shorten name_prefix or set landing_bucket_name."
+    }
+  }
 }
 
 resource "aws_s3_bucket" "warehouse" {
@@ -19,6 +26,13 @@ resource "aws_s3_bucket" "warehouse" {
   bucket        = local.warehouse_bucket
   force_destroy = var.force_destroy
   tags          = var.tags
+  lifecycle {
+    precondition {
+      # S3's rule; the composed name (name_prefix, "-warehouse-", account id, region) can pass it.
+      condition     = length(local.warehouse_bucket) >= 3 && length(local.warehouse_bucket) <= 63
+      error_message = "The warehouse bucket's name, ${local.warehouse_bucket}, is ${length(local.warehouse_bucket)} characters; S3 allows 3 to 63. Shorten name_prefix or set warehouse_bucket_name."
+    }
+  }
 }
 
 resource "aws_s3_bucket_versioning" "landing" {

@@ -340,6 +340,16 @@ variable "create_wait_seconds" {
   }
 }
 
+variable "committer_reserved_concurrency" {
+  description = "Concurrency reserved for the committer, and the most invocations its event source makes at once (the same number, so no batch is ever throttled). 0 (or null) reserves none (Lambda's own 0 would stop the function; here it means no reservation): for accounts whose total concurrency is 10, which cannot reserve any (check `aws lambda get-account-settings`); the event source still invokes at most 2 at once. One commit at a time per table holds either way: the DynamoDB lock serialises each table, and a message that waits out the lock is sent again, never counted toward the dead-letter queue."
+  type        = number
+  default     = 2
+  validation {
+    condition     = var.committer_reserved_concurrency == null || var.committer_reserved_concurrency == 0 || (var.committer_reserved_concurrency >= 2 && var.committer_reserved_concurrency <= 10)
+    error_message = "committer_reserved_concurrency must be 0 (no reservation) or between 2 (the least an SQS event source's maximum concurrency may be) and 10."
+  }
+}
+
 variable "committer_memory_mb" {
   description = "Committer memory (MB)."
   type        = number

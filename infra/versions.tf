@@ -3,8 +3,9 @@ terraform {
 
   required_providers {
     aws = {
-      source  = "hashicorp/aws"
-      version = ">= 5.40.0, < 7.0.0"
+      source = "hashicorp/aws"
+      # 5.81: the first release with the aws_s3tables_* resources (catalog = "s3tables").
+      version = ">= 5.81.0, < 7.0.0"
     }
   }
 }

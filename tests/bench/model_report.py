@@ -82,9 +82,9 @@ def findings(dep, tun):
         f"the deployed settings price the work they would demand at ${per_tb(dep):,.0f} per TB, mostly compaction "
         "reference reads and S3 requests for 100 small files per batch. Neither deployed figure describes a working "
         "system: writers, committer and compactor all fall behind.",
-        "- **Read in the code, not in the figures.** The committer's reserved concurrency of 1 behind an SQS event "
-        "source means throttled polls once it falls behind, and those count receives towards the dead-letter queue. "
-        "Ledger items have no TTL. The writer logs a line per object at info.",
+        "- **Read in the code, not in the figures.** Ledger items have no TTL. The writer logs a line per object at "
+        "info. (The committer's reservation now equals its event source's maximum concurrency, so no commit batch "
+        "is throttled toward the dead-letter queue: infra/README.md.)",
     ]
 
 

@@ -104,6 +104,7 @@ impl Env {
             dead_letters: None,
             tables: Default::default(),
             create_wait: Duration::ZERO,
+            retries: None,
         }
     }
 
@@ -1105,4 +1106,41 @@ async fn the_sweep_of_a_table_at_an_s3a_location_deletes_only_its_orphans() {
     let again = sweep_orphans(ports.store.as_ref(), &state, chrono_now_ms() + 60_000, true).await.expect("sweep");
     assert!(again.orphans.is_empty() && again.reachable == again.listed, "{again:?}");
     assert_eq!(ids(&contents(&ports, &cfg.table).await), before);
+}
+
+/// A writer batch that fails (here: its table does not exist yet, and the writer does not wait
+/// for the committer to create it) is delivered again within seconds: the handler shortens the
+/// failed message's visibility by its receive count. Before, it stayed invisible for the ingest
+/// queue's whole visibility timeout (six times the writer's timeout: 12 minutes as deployed).
+#[tokio::test]
+async fn a_failed_message_comes_back_in_seconds_not_after_the_visibility_timeout() {
+    let env = Env::new(Catalog::DynamoDb).await;
+    let (url, arn) = env.queue("ingest").await;
+    env.clients
+        .sqs
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(QueueAttributeName::VisibilityTimeout, "600")
+        .send()
+        .await
+        .expect("visibility");
+    env.notify(arn.clone()).await;
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let (bytes, _) = sample::events_file(&EventsSpec { events_per_file: 10, ..Default::default() }, 3, 0).expect("gen");
+    let put = env.clients.s3.put_object().bucket(env.bucket("landing")).key("events/a.avro");
+    put.body(ByteStream::from(bytes)).send().await.expect("put");
+    // The test event and the object's notification, as the event source mapping delivers them.
+    let (mut event, _) = env.sqs_event(&url, 2, Duration::from_secs(10)).await;
+    for r in event["Records"].as_array_mut().expect("records") {
+        r["eventSourceARN"] = serde_json::Value::String(arn.clone());
+    }
+    let writer_env = WriterEnv { retries: Some(env.clients.sqs.clone()), ..env.writer_env("default.new_table") };
+    let failed_at = Instant::now();
+    let response = handle_writer(&writer_env, &ports, event).await.expect("writer");
+    assert_eq!(response.batch_item_failures.len(), 1, "the object's message fails: no table yet");
+    let (again, _) = env.sqs_event(&url, 1, Duration::from_secs(40)).await;
+    let back = again["Records"].as_array().expect("records").len();
+    assert_eq!(back, 1, "the failed message is delivered again within 40 s (its queue's visibility timeout is 600 s)");
+    let waited = failed_at.elapsed();
+    assert!(waited >= Duration::from_secs(8), "not before its first retry's delay (10 s): {waited:?}");
 }

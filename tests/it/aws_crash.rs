@@ -183,6 +183,7 @@ async fn run_on_the_emulator(catalog: Catalog, faults: Faults, transient: Option
         dead_letters: None,
         tables: Default::default(),
         create_wait: Duration::ZERO,
+        retries: None,
     });
     let engine = EngineConfig { lock_lease: Duration::from_secs(1), ..EngineConfig::default() };
     let commit_queue = Arc::new(

@@ -201,6 +201,7 @@ async fn rival_evolutions_through_the_functions_on_moto() {
         dead_letters: None,
         tables: std::sync::Arc::new(floe::table::WriterTables::new(Duration::from_secs(600))),
         create_wait: Duration::ZERO,
+        retries: None,
     };
     let put = |key: &'static str, body: Vec<u8>| {
         let req = env.clients.s3.put_object().bucket(env.bucket("landing")).key(key).body(ByteStream::from(body));

@@ -411,6 +411,28 @@ def test_the_at_scale_settings_plan_what_the_scale_model_prices(moto, tmp_path):
         assert (esm["batch_size"], esm["maximum_batching_window_in_seconds"]) == (1000, 5)
         assert scale["esm compactor[0]"]["scaling_config"] == [{"maximum_concurrency": 199}]
         assert (plain["esm writer"]["batch_size"], plain["compactor env"]["FLOE_COMPACT_MAX_TASKS"]) == (10, "16")
+
+        # The committer's reservation: off on small accounts (their unreserved pool must stay at
+        # 10), else the event source's maximum concurrency too; 1 would throttle the second poller.
+        def committer(plan):
+            fn = next(c["change"]["after"] for c in plan["resource_changes"]
+                      if c["address"].endswith('aws_lambda_function.function["committer"]'))
+            esm = next(c["change"]["after"] for c in plan["resource_changes"]
+                       if c["address"].endswith("aws_lambda_event_source_mapping.committer"))
+            return fn["reserved_concurrent_executions"], esm["scaling_config"][0]["maximum_concurrency"]
+
+        assert committer(planner.plan()) == (2, 2)
+        assert committer(planner.plan("-var", "committer_reserved_concurrency=0")) == (-1, 2)
+        assert committer(planner.plan("-var", "committer_reserved_concurrency=4")) == (4, 4)
+        bad = planner.plan("-var", "committer_reserved_concurrency=1", check=False)
+        text = " ".join((bad.stdout + bad.stderr).replace("│", " ").split())
+        assert bad.returncode != 0 and "committer_reserved_concurrency must be 0" in text, text[-1500:]
+
+        # A 32-character name_prefix passes its own check, but the composed warehouse bucket
+        # name (prefix, "-warehouse-", account, region) would pass S3's 63: refused at plan.
+        long = planner.plan("-var", f"name_prefix=f{'x' * 30}1", check=False)
+        text = " ".join((long.stdout + long.stderr).replace("│", " ").split())
+        assert long.returncode != 0 and "is 65 characters; S3 allows 3 to 63" in text, text[-1500:]
     finally:
         planner.destroy()
 
@@ -552,6 +574,7 @@ def test_roles_are_least_privilege(deployed):
                    ("sqs:ReceiveMessage", arn_of(o["ingest_queue_url"]), {}),
                    ("sqs:DeleteMessage", arn_of(o["ingest_queue_url"]), {}),
                    ("sqs:ChangeMessageVisibility", arn_of(o["ingest_queue_url"]), {}),
+                   ("sqs:GetQueueUrl", arn_of(o["ingest_queue_url"]), {}),
                    ("dynamodb:BatchGetItem", ddb(o["ledger_table"]), ledger_key),
                    *[(a, r, {}) for a, r in cat_reads]],
         "committer": [("s3:GetObject", claim, {}), ("s3:DeleteObject", claim, {}), ("s3:DeleteObject", data, {}),
@@ -563,6 +586,8 @@ def test_roles_are_least_privilege(deployed):
                       ("dynamodb:UpdateItem", ddb(o["ledger_table"]), ledger_key),
                       ("dynamodb:GetItem", ddb(o["ledger_table"]), ledger_key),
                       ("sqs:ReceiveMessage", arn_of(o["commit_queue_url"]), {}),
+                      ("sqs:ChangeMessageVisibility", arn_of(o["commit_queue_url"]), {}),
+                      ("sqs:GetQueueUrl", arn_of(o["commit_queue_url"]), {}),
                       ("sqs:SendMessage", arn_of(o["commit_queue_url"]), {})],
         "compactor": [("s3:GetObject", data, {}), ("s3:PutObject", claim, created),
                       ("s3:ListBucket", f"arn:aws:s3:::{wh.split('/')[0]}", {"s3:prefix": wh.split("/", 1)[1] + "/default.db/"}),
@@ -572,6 +597,11 @@ def test_roles_are_least_privilege(deployed):
                           "sqs:ChangeMessageVisibility")],
                       *[(a, r, {}) for a, r in cat_reads]],
     }
+    # A GET or HEAD of a missing key is a 404 only for a caller that may list the bucket, and
+    # S3 checks that without an `s3:prefix`: with a prefix condition, every "not found" the code
+    # expects (maintenance, quarantine replay, a writer's put-conflict check) was a 403.
+    for role in needed:
+        needed[role].append(("s3:ListBucket", f"arn:aws:s3:::{wh.split('/')[0]}", {}))
     for role, calls in needed.items():
         for action, resource, context in calls:
             assert allowed(pol[role], action, resource, context), f"{role} needs {action} on {resource}"
@@ -590,9 +620,11 @@ def test_roles_are_least_privilege(deployed):
             assert allowed(p, "logs:PutLogEvents", stream) == (role == other), f"{role} -> {group}"
 
     # One committer; visibility timeouts 6x the consumer's timeout; dead-letter queues.
-    assert fn["committer"]["reserved_concurrent_executions"] == 1
+    # The committer's reservation and its event source's maximum concurrency are one number:
+    # never a throttled batch (each would count a receive toward the dead-letter queue).
+    assert fn["committer"]["reserved_concurrent_executions"] == 2
     esm = {a.split(".")[-1]: v for a, v in res.items() if ".aws_lambda_event_source_mapping." in a}
-    assert esm["committer"]["scaling_config"] == [{"maximum_concurrency": 2}], "the fewest pollers SQS allows"
+    assert esm["committer"]["scaling_config"] == [{"maximum_concurrency": 2}], "the reservation, the fewest SQS allows"
     queues = {v["name"]: v for a, v in res.items() if ".aws_sqs_queue." in a}
     prefix = fn["writer"]["function_name"].rsplit("-", 1)[0]
     assert queues[f"{prefix}-ingest"]["visibility_timeout_seconds"] == 6 * fn["writer"]["timeout"]
@@ -736,3 +768,23 @@ def test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_pat
     roles = {q["role"]: q for q in status["queues"]}
     assert {"ingest", "commit", "ingest-dlq", "commit-dlq"} <= set(roles), roles
     assert all(q["visible"] == 0 and q["in_flight"] == 0 for q in roles.values()), roles
+
+
+def test_make_passes_tf_vars_to_terraform_as_written(tmp_path):
+    """`make deploy TF_VARS='-var glue_databases=["web"]'`, as the README says: the quotes reach
+    Terraform (before, the shell took them away and Terraform refused `[web]`). Checked through
+    `make destroy-local`, which runs nothing but Terraform, with a stand-in that records its
+    arguments."""
+    fake = tmp_path / "bin" / "terraform"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/bash\nprintf "%s\\n" "$@" > "$FAKE_TF_ARGS"\n')
+    fake.chmod(0o755)
+    args = tmp_path / "args"
+    env = dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}", FAKE_TF_ARGS=str(args),
+               AWS_ENDPOINT_URL="http://127.0.0.1:1")
+    run = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "destroy-local",
+                          'TF_VARS=-var glue_databases=["web"] -var-file=prod.tfvars'],
+                         env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    got = args.read_text().splitlines()
+    assert got[-3:] == ["-var", 'glue_databases=["web"]', "-var-file=prod.tfvars"], got

@@ -10,7 +10,7 @@ terraform {
   required_providers {
     aws = {
       source  = "hashicorp/aws"
-      version = ">= 5.40.0, < 7.0.0"
+      version = ">= 5.81.0, < 7.0.0"
     }
   }
 }
@@ -77,6 +77,7 @@ module "floe" {
   writer_batching_window_seconds = var.writer_batching_window_seconds
   expected_object_mb             = var.expected_object_mb
   committer_memory_mb            = var.committer_memory_mb
+  committer_reserved_concurrency = var.committer_reserved_concurrency
   compactor_max_tasks            = var.compactor_max_tasks
   compactor_max_invocations      = var.compactor_max_invocations
   orphan_sweep_older_than_hours  = var.orphan_sweep_older_than_hours

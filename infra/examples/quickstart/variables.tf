@@ -183,6 +183,12 @@ variable "expected_object_mb" {
   default     = null
 }
 
+variable "committer_reserved_concurrency" {
+  description = "Concurrency reserved for the committer and its event source's maximum concurrency (2); 0 reserves none, for accounts whose total concurrency is 10 (`aws lambda get-account-settings`)."
+  type        = number
+  default     = 2
+}
+
 variable "committer_memory_mb" {
   description = "Committer memory, MB (null: the module's 1024)."
   type        = number

@@ -36,6 +36,11 @@ impl SqsQueue {
         SqsQueue { client, url: url.to_string(), claims: None }
     }
 
+    /// The SQS client this queue sends through.
+    pub fn client(&self) -> &aws_sdk_sqs::Client {
+        &self.client
+    }
+
     /// Stores large bodies under `prefix` (an `s3://` URI) in `store`.
     pub fn with_claim_check(mut self, store: Arc<dyn ObjectStore>, prefix: &str) -> Self {
         self.claims = Some((store, prefix.trim_end_matches('/').to_string()));

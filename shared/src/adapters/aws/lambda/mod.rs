@@ -3,6 +3,7 @@
 //! batch responses. The handlers in `functions/` only wire these to `lambda_runtime`; the
 //! compactor's glue is in [`compactor`].
 
+pub mod backoff;
 pub mod compactor;
 mod notification;
 mod writer;
@@ -68,6 +69,9 @@ pub struct WriterEnv {
     /// How long to wait for the committer to create a table this writer asked for
     /// (`FLOE_CREATE_WAIT_SECS`); then the batch fails and is redelivered.
     pub create_wait: std::time::Duration,
+    /// The SQS client that makes failed messages visible again soon ([`backoff`]); without
+    /// one they wait the ingest queue's whole visibility timeout.
+    pub retries: Option<aws_sdk_sqs::Client>,
 }
 
 /// The dead-letter message of a quarantined object (JSON): what it was, where it was going,
@@ -201,6 +205,9 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
     ports.faults.hit(FaultPoint::WriterBeforeAck).await;
     failed.sort();
     failed.dedup();
+    if let Some(sqs) = env.retries.as_ref().filter(|_| !failed.is_empty()) {
+        backoff::retry_soon(sqs, &backoff::failed_records(&payload, &failed)).await;
+    }
     Ok(failures(failed))
 }
 
@@ -284,6 +291,12 @@ pub async fn handle_committer(
     for id in settled.iter().filter(|id| !failed.contains(id)) {
         if let Some(body) = raw(id) {
             queue.discard_claim(&body).await;
+        }
+    }
+    if !failed.is_empty() {
+        match serde_json::to_value(&event) {
+            Ok(ev) => backoff::retry_soon(queue.client(), &backoff::failed_records(&ev, &failed)).await,
+            Err(e) => warn!(error = %e, "failed messages wait their full visibility timeout"),
         }
     }
     failures(failed)
@@ -371,6 +384,7 @@ pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &super::Clien
         dead_letters: var("FLOE_DLQ_URL").map(|url| SqsQueue::new(clients.sqs.clone(), &url)),
         tables: std::sync::Arc::new(WriterTables::new(std::time::Duration::from_secs(cache_secs))),
         create_wait: std::time::Duration::from_secs(create_wait),
+        retries: Some(clients.sqs.clone()),
     })
 }
 
