@@ -160,3 +160,14 @@ resource "aws_lambda_permission" "compactor" {
   principal     = "events.amazonaws.com"
   source_arn    = aws_cloudwatch_event_rule.compactor[each.key].arn
 }
+
+# The committer re-sends a message that waited out a table's lock to its own queue (Lambda ->
+# SQS -> the same Lambda). The Rust SDK passes the invocation's X-Ray trace header to SQS
+# (its recursion-detection interceptor), so Lambda's recursive-loop detection would count those
+# hops and stop a message after about 16 of them; the re-sends are deliberate and bounded by the
+# message's own retries, so the loop is allowed.
+resource "aws_lambda_function_recursion_config" "committer" {
+  count          = var.committer_recursion_allowed ? 1 : 0
+  function_name  = aws_lambda_function.function["committer"].function_name
+  recursive_loop = "Allow"
+}

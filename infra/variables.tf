@@ -219,6 +219,15 @@ variable "routes" {
     condition     = length(var.routes) > 0 && length(var.routes) <= 100
     error_message = "routes must hold 1 to 100 filters."
   }
+  validation {
+    # S3 refuses notification filters that overlap ("Configuration is ambiguously defined"):
+    # two overlap when one prefix starts the other and one suffix ends the other.
+    condition = alltrue([for i, a in var.routes : alltrue([for j, b in var.routes : i == j || !(
+      (startswith(a.prefix, b.prefix) || startswith(b.prefix, a.prefix)) &&
+      (endswith(coalesce(a.suffix, ""), coalesce(b.suffix, "")) || endswith(coalesce(b.suffix, ""), coalesce(a.suffix, "")))
+    )])])
+    error_message = "routes overlap: S3 refuses two filters where one prefix starts the other and one suffix ends the other (e.g. \"events/\" and \"events/web/\" with the same suffix). Give each route a prefix no other route's starts, or suffixes that differ."
+  }
 }
 
 variable "landing_noncurrent_version_days" {
@@ -348,6 +357,13 @@ variable "committer_reserved_concurrency" {
     condition     = var.committer_reserved_concurrency == null || var.committer_reserved_concurrency == 0 || (var.committer_reserved_concurrency >= 2 && var.committer_reserved_concurrency <= 10)
     error_message = "committer_reserved_concurrency must be 0 (no reservation) or between 2 (the least an SQS event source's maximum concurrency may be) and 10."
   }
+}
+
+variable "committer_recursion_allowed" {
+  description = "Sets the committer's recursive-loop detection to Allow. It sends contended commit messages back to its own queue, and the Rust SDK passes the invocation's trace header on, so Lambda's loop detection would stop a message re-sent about 16 times (a table contended that long). Emulators lack the API: the quickstart turns it off against them."
+  type        = bool
+  default     = true
+  nullable    = false
 }
 
 variable "committer_memory_mb" {

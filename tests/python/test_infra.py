@@ -433,6 +433,22 @@ def test_the_at_scale_settings_plan_what_the_scale_model_prices(moto, tmp_path):
         long = planner.plan("-var", f"name_prefix=f{'x' * 30}1", check=False)
         text = " ".join((long.stdout + long.stderr).replace("│", " ").split())
         assert long.returncode != 0 and "is 65 characters; S3 allows 3 to 63" in text, text[-1500:]
+
+        # Overlapping notification filters, which S3 refuses at apply, are refused at plan.
+        overlap = planner.plan("-var", 'routes=[{prefix="events/"},{prefix="events/web/"}]', check=False)
+        text = " ".join((overlap.stdout + overlap.stderr).replace("│", " ").split())
+        assert overlap.returncode != 0 and "routes overlap" in text, text[-1500:]
+        # The committer's recursive loop (re-sent contended messages) is allowed on AWS; the
+        # emulators lack the API, so the quickstart leaves it out there unless asked.
+        def recursion(plan):
+            return [c["change"]["after"]["recursive_loop"] for c in plan["resource_changes"]
+                    if ".aws_lambda_function_recursion_config.committer" in c["address"]]
+
+        assert recursion(planner.plan()) == []
+        assert recursion(planner.plan("-var", "committer_recursion_allowed=true")) == ["Allow"]
+
+        # One prefix under two suffixes neither of which ends the other, and a prefix of its own.
+        planner.plan("-var", 'routes=[{prefix="events/"},{prefix="events/",suffix=".avro.gz"},{prefix="clicks/"}]')
     finally:
         planner.destroy()
 

@@ -83,6 +83,7 @@ module "floe" {
   orphan_sweep_older_than_hours  = var.orphan_sweep_older_than_hours
   alarm_actions                  = var.alarm_actions
   event_sources_enabled          = var.event_sources_enabled
+  committer_recursion_allowed    = var.committer_recursion_allowed == null ? !local.emulated : var.committer_recursion_allowed
   aws_endpoint_url               = var.aws_endpoint_url
   # Emulators serve plain HTTP; on AWS every request must use TLS.
   require_tls = !local.emulated

@@ -189,6 +189,12 @@ variable "committer_reserved_concurrency" {
   default     = 2
 }
 
+variable "committer_recursion_allowed" {
+  description = "Allow the committer's recursive loop (it re-sends contended messages to its own queue). null: allowed on AWS, left alone on an emulator (which lacks the API)."
+  type        = bool
+  default     = null
+}
+
 variable "committer_memory_mb" {
   description = "Committer memory, MB (null: the module's 1024)."
   type        = number
