@@ -12,7 +12,7 @@ WAREHOUSE ?= warehouse
 LAMBDA_PROFILE := CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
 	CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 
-.PHONY: build build-tests run test test-rust test-python venv checkov-venv bench bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-coldstart-lambda bench-model lint fmt clean lambda deploy destroy deploy-local destroy-local
+.PHONY: build build-tests run test test-rust test-python venv checkov-venv localstack-venv bench bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-coldstart-lambda bench-model lint fmt clean lambda deploy destroy deploy-local destroy-local
 
 build:
 	$(CARGO) build --release --workspace
@@ -44,6 +44,19 @@ $(CHECKOV_VENV)/.installed:
 
 checkov-venv: $(CHECKOV_VENV)/.installed
 
+# LocalStack without Docker (test_localstack.py), in a virtualenv of its own: each pin fixes an
+# import error of the newest release on Python 3.11 (../shared/TOOLING.md); tests/localstack is
+# its Lambda executor for a machine without Docker.
+LOCALSTACK_VENV ?= .venv-localstack
+$(LOCALSTACK_VENV)/.installed: tests/localstack/pyproject.toml tests/localstack/floe_localstack/__init__.py
+	$(PYTHON) -m venv $(LOCALSTACK_VENV)
+	$(LOCALSTACK_VENV)/bin/pip install --quiet --disable-pip-version-check 'localstack-core[runtime]==4.9.2' \
+		'cbor2<5.7' 'cryptography==43.0.3' 'pyopenssl==24.2.1' 'service_identity<25' 'joserfc<1.1' 'psutil<7'
+	$(LOCALSTACK_VENV)/bin/pip install --quiet --disable-pip-version-check ./tests/localstack
+	touch $@
+
+localstack-venv: $(LOCALSTACK_VENV)/.installed
+
 test: test-rust test-python
 
 # The AWS tests run against moto's server, started (on a free port) and stopped by with-moto.sh.
@@ -53,12 +66,14 @@ test-rust: build-tests venv
 	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace -- --skip every_fault_point
 	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace -- every_fault_point --nocapture
 
-# The Terraform deployments (test_infra.py) wait on the AWS provider most of the time, so they run
-# side by side on 4 pytest-xdist workers (tests/python/conftest.py keeps each deployment's tests
+# The Terraform deployments (test_infra.py on moto, test_localstack.py on LocalStack) wait on the
+# AWS provider most of the time, so they run side by side on 4 pytest-xdist workers (tests/python/conftest.py keeps each deployment's tests
 # together); the other tests run one at a time.
-test-python: build-tests venv checkov-venv
-	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q --durations=10 tests/python --ignore=tests/python/test_infra.py
-	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q -n 4 --dist loadgroup --durations=10 tests/python/test_infra.py
+test-python: build-tests venv checkov-venv localstack-venv
+	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q --durations=10 tests/python \
+		--ignore=tests/python/test_infra.py --ignore=tests/python/test_localstack.py
+	FLOE_BIN=$(abspath $(FLOE)) LOCALSTACK_VENV=$(abspath $(LOCALSTACK_VENV)) $(VENV)/bin/pytest -q -n 4 --dist loadgroup \
+		--durations=10 tests/python/test_infra.py tests/python/test_localstack.py
 
 # Everything docs/PERFORMANCE.md reports, rewritten in place: throughput against the raw
 # decode+sort+encode baseline and the Python peer (BENCH_ARGS="--input DIR" for your own files),
@@ -110,46 +125,61 @@ bench-memory: build venv
 
 # Deployable Lambda functions (floe-writer, floe-committer, floe-compactor) as
 # target/lambda/<name>/bootstrap.zip, for ARCH (arm64 or x86_64): stripped and without line
-# tables (smaller to upload, faster to cold-start).
+# tables (smaller to upload, faster to cold-start). cargo-lambda and the zig it links with come
+# from a virtualenv of their own (pinned; nothing of the test stack), unless on the PATH already.
 ARCH ?= arm64
-lambda: venv
+LAMBDA_VENV ?= .venv-lambda
+$(LAMBDA_VENV)/.installed:
+	$(PYTHON) -m venv $(LAMBDA_VENV)
+	$(LAMBDA_VENV)/bin/pip install --quiet --disable-pip-version-check cargo-lambda==1.9.2 ziglang==0.13.0
+	touch $@
+
+lambda:
 	@case "$(ARCH)" in arm64|x86_64) ;; *) echo "ARCH must be arm64 or x86_64, got '$(ARCH)'" >&2; exit 2;; esac
-	@command -v cargo-lambda >/dev/null || $(VENV)/bin/pip install --quiet cargo-lambda==1.9.2
-	$(LAMBDA_PROFILE) PATH="$(abspath $(VENV))/bin:$$PATH" cargo lambda build --release $(if $(filter arm64,$(ARCH)),--arm64,--x86-64) \
+	@command -v cargo-lambda >/dev/null || $(MAKE) --no-print-directory $(LAMBDA_VENV)/.installed
+	$(LAMBDA_PROFILE) PATH="$(abspath $(LAMBDA_VENV))/bin:$$PATH" cargo lambda build --release $(if $(filter arm64,$(ARCH)),--arm64,--x86-64) \
 		--output-format zip -p floe-writer-fn -p floe-committer-fn -p floe-compactor-fn
 
-# Deploy the quickstart (infra/examples/quickstart): build the functions, then terraform apply.
+# Deploy the quickstart (infra/examples/quickstart): build the functions, then terraform apply,
+# in the region of the environment (AWS_REGION, AWS_DEFAULT_REGION or the profile's) unless
+# TF_VARS says `-var region=...`.
 # TF_VARS passes more arguments to Terraform exactly as written, split at spaces only (quotes
 # stay: TF_VARS='-var glue_databases=["web"]' reaches Terraform as typed), e.g.
 # TF_VARS='-var catalog=glue -var glue_databases=["web"]'. A value with spaces goes in a
 # variables file: TF_VARS='-var-file=prod.tfvars', or terraform.tfvars in the quickstart folder.
+# LAMBDA_ARTIFACTS=DIR deploys the zips already in DIR (as make lambda lays them out) and
+# builds nothing.
 TF_DIR := infra/examples/quickstart
 TF_INIT := terraform -chdir=$(TF_DIR) init -input=false $(if $(wildcard /opt/tf-plugins),-plugin-dir=/opt/tf-plugins)
 export TF_VARS
 TF_EXTRA := read -r -a extra <<< "$$TF_VARS";
-deploy: lambda
+ARTIFACTS = $(abspath $(or $(LAMBDA_ARTIFACTS),$(CARGO_TARGET_DIR),target)$(if $(LAMBDA_ARTIFACTS),,/lambda))
+deploy:
+	$(if $(LAMBDA_ARTIFACTS),,$(MAKE) --no-print-directory lambda)
 	$(TF_INIT)
-	$(TF_EXTRA) terraform -chdir=$(TF_DIR) apply -var architecture=$(ARCH) -var artifacts_dir=$(abspath target/lambda) "$${extra[@]}"
+	$(TF_EXTRA) terraform -chdir=$(TF_DIR) apply -var architecture=$(ARCH) -var artifacts_dir=$(ARTIFACTS) "$${extra[@]}"
 
 # Destroy what make deploy made (its buckets must be empty unless force_destroy was set).
 destroy:
-	$(TF_EXTRA) terraform -chdir=$(TF_DIR) destroy -var architecture=$(ARCH) -var artifacts_dir=$(abspath target/lambda) "$${extra[@]}"
+	$(TF_EXTRA) terraform -chdir=$(TF_DIR) destroy -var architecture=$(ARCH) -var artifacts_dir=$(ARTIFACTS) "$${extra[@]}"
 
-# The same against LocalStack or moto: the endpoint from AWS_ENDPOINT_URL, credentials from the
-# usual AWS variables; buckets and tables may be destroyed (make destroy-local).
+# The same against LocalStack or moto: the endpoint from AWS_ENDPOINT_URL (and DynamoDB's from
+# AWS_ENDPOINT_URL_DYNAMODB when set: LocalStack without Docker serves no DynamoDB, moto beside
+# it does), credentials from the usual AWS variables, the region from AWS_REGION (else
+# us-east-1); buckets and tables may be destroyed (make destroy-local).
 HOST_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
+LOCAL_VARS = -var aws_endpoint_url=$$AWS_ENDPOINT_URL $${AWS_ENDPOINT_URL_DYNAMODB:+-var aws_endpoint_url_dynamodb=$$AWS_ENDPOINT_URL_DYNAMODB} \
+	-var region=$${AWS_REGION:-$${AWS_DEFAULT_REGION:-us-east-1}} -var architecture=$(or $(LOCAL_ARCH),$(HOST_ARCH)) \
+	-var artifacts_dir=$(ARTIFACTS) -var force_destroy=true -var deletion_protection=false
 deploy-local:
 	@test -n "$$AWS_ENDPOINT_URL" || { echo "set AWS_ENDPOINT_URL (LocalStack: http://localhost:4566) and AWS credentials (any, e.g. test/test)" >&2; exit 2; }
-	$(MAKE) --no-print-directory lambda ARCH=$(or $(LOCAL_ARCH),$(HOST_ARCH))
+	$(if $(LAMBDA_ARTIFACTS),,$(MAKE) --no-print-directory lambda ARCH=$(or $(LOCAL_ARCH),$(HOST_ARCH)))
 	$(TF_INIT)
-	$(TF_EXTRA) terraform -chdir=$(TF_DIR) apply -auto-approve -var aws_endpoint_url=$$AWS_ENDPOINT_URL \
-		-var architecture=$(or $(LOCAL_ARCH),$(HOST_ARCH)) -var artifacts_dir=$(abspath target/lambda) \
-		-var force_destroy=true -var deletion_protection=false "$${extra[@]}"
+	$(TF_EXTRA) terraform -chdir=$(TF_DIR) apply -auto-approve $(LOCAL_VARS) "$${extra[@]}"
 
 destroy-local:
 	@test -n "$$AWS_ENDPOINT_URL" || { echo "set AWS_ENDPOINT_URL" >&2; exit 2; }
-	$(TF_EXTRA) terraform -chdir=$(TF_DIR) destroy -auto-approve -var aws_endpoint_url=$$AWS_ENDPOINT_URL \
-		-var artifacts_dir=$(abspath target/lambda) -var force_destroy=true -var deletion_protection=false "$${extra[@]}"
+	$(TF_EXTRA) terraform -chdir=$(TF_DIR) destroy -auto-approve $(LOCAL_VARS) "$${extra[@]}"
 
 lint:
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

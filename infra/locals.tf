@@ -84,6 +84,7 @@ locals {
       FLOE_CONFIG_MD5 = md5(var.floe_toml)
     },
     var.aws_endpoint_url == null ? {} : { AWS_ENDPOINT_URL = var.aws_endpoint_url },
+    var.aws_endpoint_url_dynamodb == null ? {} : { AWS_ENDPOINT_URL_DYNAMODB = var.aws_endpoint_url_dynamodb },
   )
   # The REST catalog's secrets (sensitive variables), only in the functions' environment: the
   # committer's, and the writer's and compactor's (which only load tables), the reader

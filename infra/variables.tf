@@ -568,6 +568,12 @@ variable "aws_endpoint_url" {
   default     = null
 }
 
+variable "aws_endpoint_url_dynamodb" {
+  description = "For emulators only: DynamoDB's own endpoint, handed to the functions as AWS_ENDPOINT_URL_DYNAMODB (LocalStack without Docker serves no DynamoDB; moto can). Null: aws_endpoint_url."
+  type        = string
+  default     = null
+}
+
 variable "tags" {
   description = "Tags on every resource."
   type        = map(string)

@@ -20,6 +20,7 @@ locals {
 }
 
 provider "aws" {
+  # Null: AWS_REGION, AWS_DEFAULT_REGION or the profile's region, as the AWS CLI picks it.
   region = var.region
 
   # Against LocalStack or moto every service goes to one endpoint, with test credentials and
@@ -33,7 +34,7 @@ provider "aws" {
   endpoints {
     cloudwatch     = var.aws_endpoint_url
     cloudwatchlogs = var.aws_endpoint_url
-    dynamodb       = var.aws_endpoint_url
+    dynamodb       = var.aws_endpoint_url_dynamodb == null ? var.aws_endpoint_url : var.aws_endpoint_url_dynamodb
     events         = var.aws_endpoint_url
     glue           = var.aws_endpoint_url
     iam            = var.aws_endpoint_url
@@ -85,6 +86,7 @@ module "floe" {
   event_sources_enabled          = var.event_sources_enabled
   committer_recursion_allowed    = var.committer_recursion_allowed == null ? !local.emulated : var.committer_recursion_allowed
   aws_endpoint_url               = var.aws_endpoint_url
+  aws_endpoint_url_dynamodb      = var.aws_endpoint_url_dynamodb
   # Emulators serve plain HTTP; on AWS every request must use TLS.
   require_tls = !local.emulated
 }

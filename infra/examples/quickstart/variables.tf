@@ -1,7 +1,7 @@
 variable "region" {
-  description = "AWS region to deploy to."
+  description = "AWS region to deploy to. Null: the region of the environment (AWS_REGION, AWS_DEFAULT_REGION or the profile's), as the AWS CLI picks it."
   type        = string
-  default     = "us-east-1"
+  default     = null
 }
 
 variable "name_prefix" {
@@ -93,6 +93,12 @@ variable "event_sources_enabled" {
 
 variable "aws_endpoint_url" {
   description = "LocalStack or moto endpoint (make deploy-local sets it from AWS_ENDPOINT_URL). Null on AWS."
+  type        = string
+  default     = null
+}
+
+variable "aws_endpoint_url_dynamodb" {
+  description = "DynamoDB's own emulator endpoint (make deploy-local sets it from AWS_ENDPOINT_URL_DYNAMODB): LocalStack without Docker serves no DynamoDB, moto beside it does. Null: aws_endpoint_url."
   type        = string
   default     = null
 }
