@@ -1,5 +1,7 @@
 # Alarms: anything in a dead-letter queue, rows waiting too long to become visible (the commit
-# queue's oldest message), objects waiting too long for a writer, and function errors.
+# queue's oldest message, and the committer's own freshness lag: creation of a source object to
+# its rows' commit), objects waiting too long for a writer, objects quarantined, and function
+# errors and throttles.
 
 locals {
   dlqs = merge({
@@ -59,6 +61,63 @@ resource "aws_cloudwatch_metric_alarm" "function_errors" {
   namespace           = "AWS/Lambda"
   metric_name         = "Errors"
   dimensions          = { FunctionName = aws_lambda_function.function[each.key].function_name }
+  statistic           = "Sum"
+  period              = 300
+  evaluation_periods  = 1
+  threshold           = 0
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+  tags                = var.tags
+}
+
+# Throttled invocations: the account's concurrency is short of what the event sources ask (a
+# throttled batch waits out its visibility timeout and counts toward the dead-letter queue).
+resource "aws_cloudwatch_metric_alarm" "function_throttles" {
+  for_each            = local.deployed
+  alarm_name          = "${each.value}-throttles"
+  alarm_description   = "${each.value} invocations were throttled: raise the account's concurrency quota or lower the event source's maximum concurrency (infra/README.md, \"One committer at a time per table\")."
+  namespace           = "AWS/Lambda"
+  metric_name         = "Throttles"
+  dimensions          = { FunctionName = aws_lambda_function.function[each.key].function_name }
+  statistic           = "Sum"
+  period              = 300
+  evaluation_periods  = 1
+  threshold           = 0
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+  tags                = var.tags
+}
+
+# Floe's own metrics (CloudWatch embedded metric format, namespace Floe, dimension Function =
+# the function's name): the committer's freshness lag, from an object's creation to the commit
+# of its rows, and the objects the writers quarantined.
+resource "aws_cloudwatch_metric_alarm" "freshness_lag" {
+  alarm_name          = "${var.name_prefix}-freshness-lag"
+  alarm_description   = "Rows became queryable more than ${var.freshness_alarm_seconds} s after their object landed (Floe's freshness_lag_ms, the committer's): a queue, a writer or the committer is behind."
+  namespace           = "Floe"
+  metric_name         = "freshness_lag_ms"
+  dimensions          = { Function = aws_lambda_function.function["committer"].function_name }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 3
+  threshold           = var.freshness_alarm_seconds * 1000
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+  tags                = var.tags
+}
+
+resource "aws_cloudwatch_metric_alarm" "quarantined" {
+  alarm_name          = "${var.name_prefix}-quarantined"
+  alarm_description   = "Objects were quarantined (refused with a reason, their rows not landed): floe quarantine list --aws says which and why; floe quarantine replay --aws sends them again after a fix."
+  namespace           = "Floe"
+  metric_name         = "quarantined"
+  dimensions          = { Function = aws_lambda_function.function["writer"].function_name }
   statistic           = "Sum"
   period              = 300
   evaluation_periods  = 1

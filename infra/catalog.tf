@@ -66,6 +66,14 @@ resource "aws_dynamodb_table" "ledger" {
     name = "pk"
     type = "S"
   }
+  # Committed and quarantine records carry expires_at (FLOE_LEDGER_TTL_DAYS); pending ones never.
+  dynamic "ttl" {
+    for_each = local.ledger_ttl_days == null ? [] : [1]
+    content {
+      attribute_name = "expires_at"
+      enabled        = true
+    }
+  }
   point_in_time_recovery {
     enabled = true
   }
@@ -76,8 +84,10 @@ resource "aws_dynamodb_table" "ledger" {
   tags = var.tags
 }
 
+# Only when asked: a database that exists already (Athena's `default`) would fail the apply; by
+# default the committer creates a missing one at its first commit.
 resource "aws_glue_catalog_database" "namespace" {
-  for_each    = var.catalog == "glue" ? toset(var.glue_databases) : toset([])
+  for_each    = var.catalog == "glue" && var.glue_create_databases ? toset(local.glue_databases) : toset([])
   name        = each.value
   description = "Iceberg tables landed by Floe (${var.name_prefix})"
   tags        = var.tags

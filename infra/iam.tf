@@ -14,11 +14,12 @@
 # against `terraform show -json` of a plan.
 
 locals {
-  glue_arns = [
-    "arn:${local.partition}:glue:${local.region}:${local.account}:catalog",
-    "arn:${local.partition}:glue:${local.region}:${local.account}:database/*",
-    "arn:${local.partition}:glue:${local.region}:${local.account}:table/*/*",
-  ]
+  # The Glue catalog, and the databases of glue_databases with their tables: no other.
+  glue_arns = concat(
+    ["arn:${local.partition}:glue:${local.region}:${local.account}:catalog"],
+    [for d in local.glue_databases : "arn:${local.partition}:glue:${local.region}:${local.account}:database/${d}"],
+    [for d in local.glue_databases : "arn:${local.partition}:glue:${local.region}:${local.account}:table/${d}/*"],
+  )
   catalog_table_arn = "arn:${local.partition}:dynamodb:${local.region}:${local.account}:table/${local.catalog_table}"
   s3tables_tables   = "${local.table_bucket_arn}/table/*"
   sweep             = var.compactor_enabled && var.orphan_sweep_schedule != null

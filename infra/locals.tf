@@ -42,6 +42,17 @@ locals {
     max(1024, ceil((3 * var.writer_batch_size * var.expected_object_mb + 100) / 64) * 64),
   )
 
+  # The Glue databases the roles may use (and Terraform creates with glue_create_databases).
+  glue_databases = var.glue_databases != null ? var.glue_databases : distinct(concat(
+    [split(".", var.default_table)[0]],
+    [for t in var.compact_tables : split(".", t)[0]],
+  ))
+
+  # Ledger records live as long as anything may send their object again: past the landing
+  # object's expiry, the life of its old version (a notification names a version), and a week
+  # for S3's lifecycle to act (it runs late, never early).
+  ledger_ttl_days = var.landing_expiration_days == null ? null : var.landing_expiration_days + var.landing_noncurrent_version_days + 7
+
   # Every function's environment: the same variables the README documents.
   common_env = merge(
     {
@@ -54,6 +65,7 @@ locals {
       FLOE_DEFAULT_TABLE          = var.default_table
       RUST_LOG                    = var.log_level
     },
+    local.ledger_ttl_days == null ? {} : { FLOE_LEDGER_TTL_DAYS = tostring(local.ledger_ttl_days) },
     var.catalog == "dynamodb" ? { FLOE_CATALOG_TABLE = local.catalog_table } : {},
     var.catalog == "s3tables" ? {
       FLOE_S3TABLES_BUCKET_ARN  = local.table_bucket_arn

@@ -54,8 +54,8 @@ output "catalog_table" {
 }
 
 output "glue_databases" {
-  description = "Glue databases created (catalog = \"glue\")."
-  value       = [for d in aws_glue_catalog_database.namespace : d.name]
+  description = "Glue databases the roles may use (catalog = \"glue\"): created by Terraform with glue_create_databases, else by the committer at its first commit to each."
+  value       = var.catalog == "glue" ? local.glue_databases : []
 }
 
 output "lock_table" {

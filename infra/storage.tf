@@ -160,8 +160,10 @@ resource "aws_s3_object" "floe_toml" {
   key          = local.config_key
   content      = var.floe_toml
   content_type = "application/toml"
-  etag         = md5(var.floe_toml)
-  tags         = var.tags
+  # Not etag: under SSE-KMS an object's ETag is no MD5 of its content, and the plan would
+  # propose to upload it again forever.
+  source_hash = md5(var.floe_toml)
+  tags        = var.tags
 }
 
 # ObjectCreated notifications, one filter per table route, to the ingest queue.

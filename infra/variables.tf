@@ -183,13 +183,19 @@ variable "s3tables_noncurrent_days" {
 }
 
 variable "glue_databases" {
-  description = "With catalog = \"glue\": the Glue databases (table namespaces) to create. Tables are created in them on first sight of data."
+  description = "With catalog = \"glue\": the Glue databases (table namespaces) your tables live in; the roles may read and write tables in these and no other. Null: the namespaces of default_table and compact_tables. List every namespace your floe_toml routes to."
   type        = list(string)
-  default     = ["default"]
+  default     = null
   validation {
-    condition     = alltrue([for d in var.glue_databases : can(regex("^[a-z0-9_]{1,255}$", d))])
+    condition     = var.glue_databases == null || alltrue([for d in coalesce(var.glue_databases, []) : can(regex("^[a-z0-9_]{1,255}$", d))])
     error_message = "Glue database names must be lowercase letters, digits and underscores."
   }
+}
+
+variable "glue_create_databases" {
+  description = "With catalog = \"glue\": true has Terraform create (and destroy) the glue_databases, which fails for one that exists (Athena and EMR often made `default` already). False: the committer creates a missing one at its first commit and uses an existing one as it is; destroy leaves them."
+  type        = bool
+  default     = false
 }
 
 variable "default_table" {
@@ -241,12 +247,12 @@ variable "landing_noncurrent_version_days" {
 }
 
 variable "landing_expiration_days" {
-  description = "Days after which landed source objects expire (null: kept). Quarantined objects are replayed from the landing bucket: keep this longer than you take to look at quarantine."
+  description = "Days after which landed source objects expire (their version then lives landing_noncurrent_version_days more). Quarantined objects are replayed from the landing bucket: keep this longer than you take to look at quarantine. Also sets the ledger's time to live (this + landing_noncurrent_version_days + 7 days, FLOE_LEDGER_TTL_DAYS): an object is remembered as landed for as long as anything could send it again. Null: objects and ledger records are kept forever (at 40,000 files a minute that is ~1 PB of Avro a month and ~17 GB of ledger a day)."
   type        = number
-  default     = null
+  default     = 30
   validation {
-    condition     = var.landing_expiration_days == null || try(var.landing_expiration_days >= 1, false)
-    error_message = "landing_expiration_days must be null or at least 1."
+    condition     = var.landing_expiration_days == null || try(var.landing_expiration_days >= 15 && floor(var.landing_expiration_days) == var.landing_expiration_days, false)
+    error_message = "landing_expiration_days must be null or a whole number of at least 15 (the ingest queue keeps a notification up to 14 days: an object must outlive its notification)."
   }
 }
 
@@ -264,6 +270,10 @@ variable "kms_key_arn" {
   description = "Customer-managed KMS key for buckets, queues, tables and logs. Null: S3-managed keys (SSE-S3), SQS-managed SSE, DynamoDB's AWS-owned key, CloudWatch's default encryption. The key's policy must let s3.amazonaws.com use it (kms:GenerateDataKey, kms:Decrypt: S3 sends notifications to the encrypted ingest queue) and logs.<region>.amazonaws.com (encrypted log groups); the functions' roles get kms:Decrypt and kms:GenerateDataKey on it."
   type        = string
   default     = null
+  validation {
+    condition     = var.kms_key_arn == null || !can(regex("alias/aws/", coalesce(var.kms_key_arn, "-")))
+    error_message = "kms_key_arn must be a customer-managed key: an AWS-managed key (alias/aws/sqs, alias/aws/s3, ...) has a policy no one can change, so S3 could never send notifications to the ingest queue encrypted with it. Use null for AWS's own encryption."
+  }
 }
 
 variable "writer_memory_mb" {
@@ -535,7 +545,7 @@ variable "log_level" {
 }
 
 variable "freshness_alarm_seconds" {
-  description = "Alarm when the commit queue's oldest message is older than this (rows waiting that long to become visible)."
+  description = "Alarm when the commit queue's oldest message is older than this, or when the committer reports a freshness lag (object created to rows committed) longer than this: rows waiting that long to become visible."
   type        = number
   default     = 300
   validation {

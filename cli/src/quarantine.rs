@@ -93,7 +93,7 @@ fn local_ports(dir: &std::path::Path) -> anyhow::Result<floe::ports::Ports> {
 async fn aws_ledger() -> anyhow::Result<(AwsSettings, Clients, DynamoDbLedger)> {
     let settings = AwsSettings::from_env()?;
     let clients = Clients::load(&settings).await;
-    let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table);
+    let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table).with_ttl(settings.ledger_ttl);
     Ok((settings, clients, ledger))
 }
 

@@ -44,6 +44,8 @@ impl Env {
             warehouse: format!("s3://lake-{suffix}/warehouse"),
             ingest_queue_url: None,
             create_dynamodb_tables: true,
+            // As the module deploys it: every test's committed records carry a time to live.
+            ledger_ttl: Some(std::time::Duration::from_secs(45 * 86_400)),
         };
         let clients = Clients::load(&settings).await;
         for b in ["landing", "lake"] {
@@ -979,6 +981,59 @@ async fn a_failed_committed_mark_leaves_only_its_own_source_pending() {
     assert!(ledger.pending_snapshots(&table).await.expect("index").contains(&7), "k3 still names snapshot 7");
     ledger.record_committed(&table, &ids, 7).await.expect("the retry");
     assert!(ledger.pending_snapshots(&table).await.expect("index").is_empty(), "every mark counted down once");
+}
+
+/// With a time to live, committed and quarantine records carry `expires_at` (now + TTL, epoch
+/// seconds) and the table's TTL is on; a pending record never expires (only its commit settles
+/// it); without one, nothing carries it.
+#[tokio::test]
+async fn ledger_records_expire_only_once_settled_and_only_with_a_ttl() {
+    use floe::adapters::aws::DynamoDbLedger;
+    use floe::ports::{Ledger, QuarantineRecord};
+
+    let env = Env::new(Catalog::DynamoDb).await;
+    let ddb = env.clients.dynamodb.clone();
+    let name = format!("ttl-{}", env.suffix);
+    let day = std::time::Duration::from_secs(86_400);
+    let ledger = DynamoDbLedger::new(ddb.clone(), &name).with_ttl(Some(day * 30));
+    ledger.ensure_table().await.expect("ledger table");
+    let ttl = ddb.describe_time_to_live().table_name(&name).send().await.expect("describe ttl");
+    let ttl = ttl.time_to_live_description().expect("ttl description");
+    assert_eq!(ttl.attribute_name(), Some("expires_at"));
+    assert_eq!(ttl.time_to_live_status(), Some(&aws_sdk_dynamodb::types::TimeToLiveStatus::Enabled));
+
+    let table = floe::TableIdent::new("ns", "t");
+    let expires = |pk: String| {
+        let ddb = ddb.clone();
+        let name = name.clone();
+        async move {
+            let got = ddb.get_item().table_name(&name).key("pk", aws_sdk_dynamodb::types::AttributeValue::S(pk));
+            let item = got.send().await.expect("get").item.expect("the record");
+            item.get("expires_at").map(|v| v.as_n().expect("a number").parse::<i64>().expect("seconds"))
+        }
+    };
+    let ids = vec!["s3://b/a#1".to_string(), "s3://b/b#1".to_string()];
+    ledger.record_pending(&table, &ids, 5).await.expect("pending");
+    assert_eq!(expires("ns.t|s3://b/a#1".into()).await, None, "a pending record never expires");
+    let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
+    let before = now();
+    ledger.record_committed(&table, &ids[..1], 5).await.expect("committed");
+    let at = expires("ns.t|s3://b/a#1".into()).await.expect("a committed record expires");
+    assert!((before + 30 * 86_400..=now() + 30 * 86_400).contains(&at), "{at}");
+    assert_eq!(expires("ns.t|s3://b/b#1".into()).await, None, "still pending");
+    let rejection = floe::Rejection { kind: "corrupt".into(), reason: "not avro".into() };
+    let record =
+        QuarantineRecord { source_id: "s3://b/c#1".into(), uri: "s3://b/c".into(), table: None, rejection, at_ms: 1 };
+    ledger.quarantine(record).await.expect("quarantine");
+    assert!(
+        expires("quarantine|s3://b/c#1".into()).await.expect("a quarantine record expires") >= before + 30 * 86_400
+    );
+
+    // Without a TTL: no attribute.
+    let forever = DynamoDbLedger::new(ddb.clone(), &name);
+    forever.record_pending(&table, &["s3://b/d#1".to_string()], 6).await.expect("pending");
+    forever.record_committed(&table, &["s3://b/d#1".to_string()], 6).await.expect("committed");
+    assert_eq!(expires("ns.t|s3://b/d#1".into()).await, None);
 }
 
 /// What names no object to read is never acknowledged as if it did: a message that is no S3

@@ -453,6 +453,71 @@ def test_the_at_scale_settings_plan_what_the_scale_model_prices(moto, tmp_path):
         planner.destroy()
 
 
+def test_a_real_account_gets_alarms_bounded_storage_and_no_clash_with_what_exists(moto, tmp_path):
+    """What a first deploy to a real account needs beyond the emulator (issue 38), at plan:
+    alarms on throttles, on Floe's own freshness lag and on quarantined objects (EMF metrics,
+    dimension Function = the function's name); landing objects expiring after 30 days and the
+    ledger's records 52 days after their commit (30 + 15 days of old versions + 7), none with
+    null; Glue databases left to the committer unless asked (Athena's `default` exists in most
+    accounts); floe.toml's upload keyed by source_hash, not an ETag SSE-KMS changes; an
+    AWS-managed KMS key, which S3 cannot use for notifications, refused."""
+    planner = Planner(moto, tmp_path)
+    prefix = next(v.split("=", 1)[1] for v in planner.vars if v.startswith("name_prefix="))
+    after = lambda plan: {c["address"]: c["change"]["after"] for c in plan["resource_changes"]}  # noqa: E731
+
+    def refused(message, *args):
+        run = planner.plan(*args, check=False)
+        text = " ".join((run.stdout + run.stderr).replace("│", " ").split())
+        assert run.returncode != 0 and message in text, f"{args}: {text[-1500:]}"
+
+    try:
+        toml = tmp_path / "floe.toml"
+        toml.write_text('[tables."web.events"]\nprefixes = ["events/"]\n')
+        plan = after(planner.plan("-var", f"floe_toml_path={toml}", "-var", 'routes=[{prefix="events/"}]'))
+        alarm = lambda name: plan[f"module.floe.aws_cloudwatch_metric_alarm.{name}"]  # noqa: E731
+        for role in ("writer", "committer", "compactor"):
+            a = alarm(f'function_throttles["{role}"]')
+            assert (a["namespace"], a["metric_name"], a["dimensions"]) == (
+                "AWS/Lambda", "Throttles", {"FunctionName": f"{prefix}-{role}"}), a
+        lag, quarantined = alarm("freshness_lag"), alarm("quarantined")
+        assert (lag["namespace"], lag["metric_name"], lag["dimensions"], lag["threshold"]) == (
+            "Floe", "freshness_lag_ms", {"Function": f"{prefix}-committer"}, 300_000), lag
+        assert (quarantined["namespace"], quarantined["metric_name"], quarantined["dimensions"]) == (
+            "Floe", "quarantined", {"Function": f"{prefix}-writer"}), quarantined
+
+        def storage(plan):
+            envs = {a.split('"')[1]: v["environment"][0]["variables"].get("FLOE_LEDGER_TTL_DAYS")
+                    for a, v in plan.items() if ".aws_lambda_function.function[" in a}
+            ttl = plan["module.floe.aws_dynamodb_table.ledger"].get("ttl") or []  # unknown until applied when unset
+            rules = plan["module.floe.aws_s3_bucket_lifecycle_configuration.landing"]["rule"]
+            expiry = [r["expiration"][0]["days"] for r in rules if r["id"] == "landed-objects"]
+            return set(envs.values()), ttl, expiry
+
+        assert storage(plan) == ({"52"}, [{"attribute_name": "expires_at", "enabled": True}], [30])
+        assert storage(after(planner.plan("-var-file", str(QUICKSTART / "at-scale.tfvars")))) == (
+            {"37"}, [{"attribute_name": "expires_at", "enabled": True}], [15])
+        forever = tmp_path / "forever.tfvars"
+        forever.write_text("landing_expiration_days = null\n")
+        envs, ttl, expiry = storage(after(planner.plan("-var-file", str(forever))))
+        assert envs == {None} and expiry == [] and not any(t.get("enabled") for t in ttl), (envs, ttl, expiry)
+        refused("landing_expiration_days must be null or a whole number of at least 15",
+                "-var", "landing_expiration_days=14")
+
+        obj = plan["module.floe.aws_s3_object.floe_toml[0]"]
+        assert obj["source_hash"] and obj.get("etag") is None, obj
+
+        glue = after(planner.plan("-var", "catalog=glue"))
+        assert not [a for a in glue if ".aws_glue_catalog_database." in a], "a database that may exist is created"
+        glue = after(planner.plan("-var", "catalog=glue", "-var", "glue_create_databases=true",
+                                  "-var", 'compact_tables=["web.events"]'))
+        assert sorted(v["name"] for a, v in glue.items() if ".aws_glue_catalog_database." in a) == ["default", "web"]
+
+        refused("kms_key_arn must be a customer-managed key",
+                "-var", "kms_key_arn=arn:aws:kms:us-east-1:123456789012:alias/aws/sqs")
+    finally:
+        planner.destroy()
+
+
 def test_the_committer_never_commits_a_file_the_orphan_sweep_may_have_deleted(moto, tmp_path):
     """The sweep deletes unreferenced files older than orphan_sweep_older_than_hours, and a
     manifest may wait in the commit queue for days: every function gets a commit age limit a day
@@ -542,6 +607,13 @@ def test_roles_are_least_privilege(deployed):
         cat_reads = [("glue:GetTable", entry)]
         cat_writes = [("glue:CreateTable", entry), ("glue:UpdateTable", entry),
                       ("glue:CreateDatabase", f"arn:aws:glue:{region}:{acct}:database/default")]
+        # Only the deployment's databases (the namespaces of its tables): another team's tables
+        # in the same account's Glue catalog are out of reach.
+        for action, resource in [("glue:UpdateTable", f"arn:aws:glue:{region}:{acct}:table/finance/ledger"),
+                                 ("glue:GetTable", f"arn:aws:glue:{region}:{acct}:table/finance/ledger"),
+                                 ("glue:CreateDatabase", f"arn:aws:glue:{region}:{acct}:database/finance")]:
+            for role in (w, c, k):
+                assert not allowed(role, action, resource), f"{action} on {resource}"
 
     # The writer: reads sources, creates data files only, sends manifests, writes quarantine.
     assert allowed(w, "s3:GetObjectVersion", landing)

@@ -21,3 +21,7 @@ committer_memory_mb = 1769
 # the model's one table (the budget is shared by all of compact_tables: scale it with them).
 compactor_max_tasks       = 3
 compactor_max_invocations = 200
+# Landed Avro objects are kept 15 days, the least that outlives their notifications (~525 TB
+# at this rate, $12,000 a month at S3 Standard's list price; 30 days doubles it); the ledger's
+# records then live 15 + 15 + 7 = 37 days.
+landing_expiration_days = 15

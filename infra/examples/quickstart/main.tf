@@ -52,27 +52,30 @@ provider "aws" {
 module "floe" {
   source = "../.."
 
-  name_prefix            = var.name_prefix
-  artifacts_dir          = var.artifacts_dir
-  architecture           = var.architecture
-  catalog                = var.catalog
-  glue_databases         = var.glue_databases
-  s3tables_namespaces    = var.s3tables_namespaces
-  rest_uri               = var.rest_uri
-  rest_warehouse         = var.rest_warehouse
-  rest_token             = var.rest_token
-  rest_credential        = var.rest_credential
-  rest_reader_token      = var.rest_reader_token
-  rest_reader_credential = var.rest_reader_credential
-  rest_oauth2_server_uri = var.rest_oauth2_server_uri
-  rest_sigv4             = var.rest_sigv4
-  rest_signing_name      = var.rest_signing_name
-  default_table          = var.default_table
-  floe_toml              = var.floe_toml_path == null ? null : file(var.floe_toml_path)
-  routes                 = var.routes
-  compact_tables         = var.compact_tables
-  force_destroy          = var.force_destroy
-  deletion_protection    = var.deletion_protection
+  name_prefix             = var.name_prefix
+  artifacts_dir           = var.artifacts_dir
+  architecture            = var.architecture
+  catalog                 = var.catalog
+  glue_databases          = var.glue_databases
+  glue_create_databases   = var.glue_create_databases
+  kms_key_arn             = var.kms_key_arn
+  s3tables_namespaces     = var.s3tables_namespaces
+  rest_uri                = var.rest_uri
+  rest_warehouse          = var.rest_warehouse
+  rest_token              = var.rest_token
+  rest_credential         = var.rest_credential
+  rest_reader_token       = var.rest_reader_token
+  rest_reader_credential  = var.rest_reader_credential
+  rest_oauth2_server_uri  = var.rest_oauth2_server_uri
+  rest_sigv4              = var.rest_sigv4
+  rest_signing_name       = var.rest_signing_name
+  default_table           = var.default_table
+  floe_toml               = var.floe_toml_path == null ? null : file(var.floe_toml_path)
+  routes                  = var.routes
+  compact_tables          = var.compact_tables
+  force_destroy           = var.force_destroy
+  landing_expiration_days = var.landing_expiration_days
+  deletion_protection     = var.deletion_protection
   # null passes the module's default (its throughput variables are not nullable).
   writer_batch_size              = var.writer_batch_size
   writer_batching_window_seconds = var.writer_batching_window_seconds

@@ -35,9 +35,15 @@ variable "s3tables_namespaces" {
 }
 
 variable "glue_databases" {
-  description = "With catalog = glue: the namespaces of your tables."
+  description = "With catalog = glue: the namespaces of your tables (null: those of default_table and compact_tables)."
   type        = list(string)
-  default     = ["default"]
+  default     = null
+}
+
+variable "glue_create_databases" {
+  description = "With catalog = glue: create the databases with Terraform (fails for one that exists). False: the committer creates a missing one."
+  type        = bool
+  default     = false
 }
 
 variable "default_table" {
@@ -170,6 +176,18 @@ variable "orphan_sweep_older_than_hours" {
 
 # Throughput settings, null for the module's defaults; at-scale.tfvars sets them for the target
 # workload docs/PERFORMANCE.md models (40,000 files a minute).
+
+variable "kms_key_arn" {
+  description = "A customer-managed KMS key for the buckets, queues, tables and logs (null: AWS's own encryption). Its policy must let S3 and CloudWatch Logs use it: see infra/README.md."
+  type        = string
+  default     = null
+}
+
+variable "landing_expiration_days" {
+  description = "Days landed Avro objects are kept (null: forever). Also bounds the ledger's records (FLOE_LEDGER_TTL_DAYS): see infra/README.md."
+  type        = number
+  default     = 30
+}
 
 variable "writer_batch_size" {
   description = "Notifications per writer invocation (null: the module's 10)."

@@ -11,6 +11,13 @@
 //! whose count reaches zero leaves the set. So the set always covers every pending record,
 //! whichever message heals which source, and ids of attempts that never landed leave it once
 //! their sources are committed by another.
+//!
+//! With a time to live ([`DynamoDbLedger::with_ttl`], `FLOE_LEDGER_TTL_DAYS`), a committed
+//! record and a quarantine record carry `expires_at` (epoch seconds), which DynamoDB's TTL
+//! deletes some time after. Pending records and the pending index never expire: a pending
+//! source is settled only by its commit, which then sets the time. The TTL must outlive every
+//! way the same object can be sent again (its notification, a backfill, a replay): the module
+//! derives it from the landing bucket's expiry.
 
 use std::collections::HashMap;
 
@@ -27,7 +34,11 @@ use crate::{PortError, Rejection, TableIdent};
 pub struct DynamoDbLedger {
     client: aws_sdk_dynamodb::Client,
     table: String,
+    ttl: Option<std::time::Duration>,
 }
+
+/// The attribute DynamoDB's time to live reads.
+const TTL_ATTRIBUTE: &str = "expires_at";
 
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
@@ -45,12 +56,52 @@ const MARKS_IN_FLIGHT: usize = 32;
 impl DynamoDbLedger {
     /// The ledger in DynamoDB table `table`.
     pub fn new(client: aws_sdk_dynamodb::Client, table: &str) -> Self {
-        DynamoDbLedger { client, table: table.to_string() }
+        DynamoDbLedger { client, table: table.to_string(), ttl: None }
     }
 
-    /// Creates the ledger table if missing.
+    /// Committed and quarantine records expire `ttl` after they are written (none by default).
+    pub fn with_ttl(mut self, ttl: Option<std::time::Duration>) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Creates the ledger table if missing, and turns its time to live on when records carry
+    /// one.
     pub async fn ensure_table(&self) -> Result<(), PortError> {
-        ensure_dynamodb_table(&self.client, &self.table, "pk", None, None).await
+        ensure_dynamodb_table(&self.client, &self.table, "pk", None, None).await?;
+        if self.ttl.is_none() {
+            return Ok(());
+        }
+        let described = self.client.describe_time_to_live().table_name(&self.table).send().await;
+        let on = described
+            .map_err(|e| error::map("ledger time to live", e))?
+            .time_to_live_description()
+            .and_then(|d| d.time_to_live_status())
+            .is_some_and(|s| {
+                matches!(
+                    s,
+                    aws_sdk_dynamodb::types::TimeToLiveStatus::Enabled
+                        | aws_sdk_dynamodb::types::TimeToLiveStatus::Enabling
+                )
+            });
+        if !on {
+            let spec = aws_sdk_dynamodb::types::TimeToLiveSpecification::builder()
+                .attribute_name(TTL_ATTRIBUTE)
+                .enabled(true)
+                .build()
+                .map_err(error::build)?;
+            let out = self.client.update_time_to_live().table_name(&self.table).time_to_live_specification(spec);
+            out.send().await.map_err(|e| error::map("ledger time to live", e))?;
+        }
+        Ok(())
+    }
+
+    /// When a record written now expires (epoch seconds), if records expire.
+    fn expires_at(&self) -> Option<AttributeValue> {
+        let ttl = self.ttl?;
+        let now = chrono::Utc::now().timestamp();
+        let secs = now.saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX));
+        Some(AttributeValue::N(secs.to_string()))
     }
 
     /// Counts `delta` sources up or down under `snapshot_id` in the table's pending index; an id
@@ -136,6 +187,10 @@ impl DynamoDbLedger {
             update
                 .update_expression("SET #s = :s, snapshot_id = :snap ADD pending_ids :marks")
                 .expression_attribute_values(":marks", AttributeValue::Ns(vec![snapshot_id.to_string()]))
+        } else if let Some(at) = self.expires_at() {
+            update
+                .update_expression(format!("SET #s = :s, snapshot_id = :snap, {TTL_ATTRIBUTE} = :exp"))
+                .expression_attribute_values(":exp", at)
         } else {
             update.update_expression("SET #s = :s, snapshot_id = :snap")
         };
@@ -258,6 +313,9 @@ impl Ledger for DynamoDbLedger {
             .item("at_ms", AttributeValue::N(r.at_ms.to_string()));
         if let Some(t) = &r.table {
             req = req.item("table", s(t));
+        }
+        if let Some(at) = self.expires_at() {
+            req = req.item(TTL_ATTRIBUTE, at);
         }
         req.send().await.map_err(|e| error::map("quarantine", e))?;
         Ok(())

@@ -113,6 +113,10 @@ pub struct AwsSettings {
     /// the sources of an overlapping manifest back there, so it requires it
     /// ([`AwsSettings::ingest_queue`]).
     pub ingest_queue_url: Option<String>,
+    /// How long committed and quarantine ledger records live (`FLOE_LEDGER_TTL_DAYS`, whole
+    /// days; unset: forever). It must outlive every resend of the same object: the Terraform
+    /// module sets it past the landing bucket's expiry.
+    pub ledger_ttl: Option<std::time::Duration>,
 }
 
 /// Default DynamoDB catalog table (as Iceberg Java's `DynamoDbCatalog`).
@@ -125,7 +129,7 @@ pub const DEFAULT_LEDGER_TABLE: &str = "floe_ledger";
 impl AwsSettings {
     /// Reads `AWS_ENDPOINT_URL`, `FLOE_CATALOG`, `FLOE_GLUE_CATALOG_ID`, `FLOE_GLUE_SKIP_ARCHIVE`,
     /// `FLOE_CATALOG_TABLE`, `FLOE_LOCK_TABLE`, `FLOE_LEDGER_TABLE`, `FLOE_COMMIT_QUEUE_URL`,
-    /// `FLOE_INGEST_QUEUE_URL`, `FLOE_CREATE_DYNAMODB_TABLES` and `FLOE_WAREHOUSE`
+    /// `FLOE_INGEST_QUEUE_URL`, `FLOE_CREATE_DYNAMODB_TABLES`, `FLOE_LEDGER_TTL_DAYS` and `FLOE_WAREHOUSE`
     /// (claim checks go under `<FLOE_WAREHOUSE>/_floe/claims`). Only binaries and tests call this.
     pub fn from_env() -> Result<Self> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
@@ -134,6 +138,7 @@ impl AwsSettings {
             endpoint_url: var("AWS_ENDPOINT_URL"),
             catalog: Catalog::parse(var)?,
             ingest_queue_url: var("FLOE_INGEST_QUEUE_URL"),
+            ledger_ttl: ttl_days("FLOE_LEDGER_TTL_DAYS", var("FLOE_LEDGER_TTL_DAYS"))?,
             create_dynamodb_tables: flag("FLOE_CREATE_DYNAMODB_TABLES", var("FLOE_CREATE_DYNAMODB_TABLES"))?,
             catalog_table: var("FLOE_CATALOG_TABLE").unwrap_or_else(|| DEFAULT_CATALOG_TABLE.into()),
             lock_table: var("FLOE_LOCK_TABLE").unwrap_or_else(|| DEFAULT_LOCK_TABLE.into()),
@@ -142,6 +147,15 @@ impl AwsSettings {
             claim_check_prefix: format!("{}/_floe/claims", warehouse.trim_end_matches('/')),
             warehouse: warehouse.trim_end_matches('/').to_string(),
         })
+    }
+}
+
+/// A time to live in whole days, at least one; unset means none.
+fn ttl_days(name: &str, value: Option<String>) -> Result<Option<std::time::Duration>> {
+    let Some(v) = value else { return Ok(None) };
+    match v.trim().parse::<u32>() {
+        Ok(days) if days >= 1 => Ok(Some(std::time::Duration::from_secs(u64::from(days) * 86_400))),
+        _ => Err(Error::Config(format!("{name} must be a whole number of days, at least 1, got `{v}`"))),
     }
 }
 
@@ -255,7 +269,7 @@ pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<P
         Catalog::Rest(rest) => Arc::new(crate::adapters::rest::RestCatalog::new(rest)?),
     };
     let lock = DynamoDbLock::new(clients.dynamodb.clone(), &settings.lock_table);
-    let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table);
+    let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table).with_ttl(settings.ledger_ttl);
     if settings.create_dynamodb_tables {
         lock.ensure_table().await?;
         ledger.ensure_table().await?;
@@ -334,6 +348,17 @@ pub(crate) async fn ensure_dynamodb_table(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_ledger_ttl_is_whole_days_of_at_least_one() {
+        let day = std::time::Duration::from_secs(86_400);
+        assert_eq!(super::ttl_days("X", None).unwrap(), None);
+        assert_eq!(super::ttl_days("X", Some(" 45 ".into())).unwrap(), Some(day * 45));
+        for bad in ["0", "-1", "1.5", "30d", ""] {
+            let err = super::ttl_days("FLOE_LEDGER_TTL_DAYS", Some(bad.into())).unwrap_err().to_string();
+            assert!(err.contains("FLOE_LEDGER_TTL_DAYS") && err.contains(&format!("`{bad}`")), "{err}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -38,7 +38,9 @@ pub struct Failed {
 pub fn failed_records(event: &serde_json::Value, failed: &[String]) -> Vec<Failed> {
     let records = event.get("Records").and_then(serde_json::Value::as_array).into_iter().flatten();
     records
-        .filter(|r| r.get("messageId").and_then(serde_json::Value::as_str).is_some_and(|id| failed.iter().any(|f| f == id)))
+        .filter(|r| {
+            r.get("messageId").and_then(serde_json::Value::as_str).is_some_and(|id| failed.iter().any(|f| f == id))
+        })
         .filter_map(|r| {
             let text = |k: &str| r.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
             let receives = r.pointer("/attributes/ApproximateReceiveCount").and_then(serde_json::Value::as_str);
