@@ -172,11 +172,13 @@ resource "aws_s3_bucket_notification" "landing" {
   dynamic "queue" {
     for_each = var.routes
     content {
-      id            = "floe-route-${queue.key}"
-      queue_arn     = aws_sqs_queue.ingest.arn
-      events        = ["s3:ObjectCreated:*"]
-      filter_prefix = queue.value.prefix == "" ? null : queue.value.prefix
-      filter_suffix = queue.value.suffix == "" ? null : queue.value.suffix
+      id        = "floe-route-${queue.key}"
+      queue_arn = aws_sqs_queue.ingest.arn
+      events    = ["s3:ObjectCreated:*"]
+      # S3 matches filters against keys as its events encode them: a special character (`=` of a
+      # Hive-style `dt=...` prefix, a space) must be given percent-encoded, `/` as it is.
+      filter_prefix = queue.value.prefix == "" ? null : replace(urlencode(queue.value.prefix), "%2F", "/")
+      filter_suffix = queue.value.suffix == "" ? null : replace(urlencode(queue.value.suffix), "%2F", "/")
     }
   }
   depends_on = [aws_sqs_queue_policy.ingest]

@@ -14,7 +14,7 @@ use anyhow::{Context, bail};
 use aws_sdk_sqs::types::MessageSystemAttributeName;
 use clap::{Args, ValueEnum};
 use floe::adapters::aws::emf::Emf;
-use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor, handle_shares};
+use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor, handle_share_event};
 use floe::adapters::aws::lambda::{handle_committer, handle_writer, writer_env_from_env};
 use floe::adapters::aws::{AwsSettings, Clients, SqsQueue, connect_with};
 use floe::config::EngineConfig;
@@ -80,10 +80,9 @@ pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
                 let mapping = Mapping::new(&clients, url, &a);
                 return mapping
                     .run(|event| async {
-                        let ev = serde_json::from_value(event).ok()?;
-                        let out = handle_shares(&env, &ports, ev).await;
+                        let out = handle_share_event(&env, &ports, Some(&clients.sqs), event).await.ok();
                         emit();
-                        Some(out)
+                        out
                     })
                     .await;
             }

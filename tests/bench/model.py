@@ -116,7 +116,7 @@ K = {
     "KEY_SET_BYTES": [48, "memory per reference key: Box<[u8]> of a 17-byte row + HashSet slot (assumed)"],
     "LOG_BYTES_OBJECT": [300, "writer JSON log line per object read (RUST_LOG=info, pipeline/write.rs)"],
     "LOG_BYTES_INVOKE": [1500, "EMF line + writer/committer batch lines + START/END/REPORT per invocation"],
-    "LEDGER_ITEM_BYTES": [300, "DynamoDB ledger item (pk table|uri#etag, state, snapshot ids); kept forever"],
+    "LEDGER_ITEM_BYTES": [300, "DynamoDB ledger item (pk table|uri#etag, state, snapshot ids); kept FLOE_LEDGER_TTL_DAYS"],
     # Measured by this script (defaults: a run on the 2-core CI VM, 2026-12-01; --quick uses them)
     "WRITER_EV_CPU_S": [318894, "measured: bench.json 'writer path' events per CPU-second"],
     "DECODE_EV_CPU_S": [1583530, "measured: bench.json 'decode arrow-avro' events per CPU-second"],

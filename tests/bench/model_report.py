@@ -156,7 +156,8 @@ def report(scs, args, measured):
             "above).", "", f"Storage, apart: a day of compacted Parquet is {s['avro'] * k('PARQUET_C_RATIO') / TB:,.1f} "
             f"TB (${s['avro'] * k('PARQUET_C_RATIO') / GB * k('S3_GB_MONTH'):,.0f} a month per day kept); the ledger "
             f"grows {files_day * k('LEDGER_ITEM_BYTES') / GB:,.1f} GB a day (${files_day * k('LEDGER_ITEM_BYTES') / GB * k('DDB_GB_MONTH'):,.2f} "
-            "a month per day kept, with PITR): its items have no TTL.", "",
+            "a month per day kept, with PITR), kept `FLOE_LEDGER_TTL_DAYS` (52 days as deployed, 37 in the at-scale "
+            "preset: infra/README.md, \"Storage that stops growing\").", "",
             "![Lambda concurrency per role over the day](img/model-concurrency.png)", "",
             "![Committer busy fraction needed against the ingest rate](img/model-committer.png)", "",
             "![Cost per TB by component, with Firehose](img/model-cost.png)", "",

@@ -304,7 +304,7 @@ async fn settled_claim_checks_are_deleted(
         sources,
         files: vec![],
         evolution: None,
-        written_ms: Some(chrono_now_ms()),
+        written_ms: Some(epoch_ms()),
         rows: None,
     };
     let body = manifest.to_json().unwrap();
@@ -321,7 +321,7 @@ async fn settled_claim_checks_are_deleted(
     env.delete_all(&env.settings.commit_queue_url, &receipts).await;
 }
 
-fn chrono_now_ms() -> i64 {
+fn epoch_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }
 
@@ -1153,12 +1153,12 @@ async fn the_sweep_of_a_table_at_an_s3a_location_deletes_only_its_orphans() {
     let before = ids(&contents(&ports, &cfg.table).await);
     assert_eq!(before.len(), 600);
 
-    let swept = sweep_orphans(ports.store.as_ref(), &state, chrono_now_ms() + 60_000, false).await.expect("sweep");
+    let swept = sweep_orphans(ports.store.as_ref(), &state, epoch_ms() + 60_000, false).await.expect("sweep");
     assert_eq!(swept.orphans, vec![orphan.replacen("s3a://", "s3://", 1)], "{swept:?}");
     assert_eq!(swept.reachable + 1, swept.listed);
     // Everything else stays: a second sweep finds nothing, and the table (with every snapshot's
     // files) reads as before.
-    let again = sweep_orphans(ports.store.as_ref(), &state, chrono_now_ms() + 60_000, true).await.expect("sweep");
+    let again = sweep_orphans(ports.store.as_ref(), &state, epoch_ms() + 60_000, true).await.expect("sweep");
     assert!(again.orphans.is_empty() && again.reachable == again.listed, "{again:?}");
     assert_eq!(ids(&contents(&ports, &cfg.table).await), before);
 }
@@ -1198,4 +1198,36 @@ async fn a_failed_message_comes_back_in_seconds_not_after_the_visibility_timeout
     assert_eq!(back, 1, "the failed message is delivered again within 40 s (its queue's visibility timeout is 600 s)");
     let waited = failed_at.elapsed();
     assert!(waited >= Duration::from_secs(8), "not before its first retry's delay (10 s): {waited:?}");
+}
+
+/// A compaction share that fails (here: a share this build cannot read) is delivered again
+/// within seconds too, well inside a share's TTL (4 minutes), not after the share queue's
+/// visibility timeout.
+#[tokio::test]
+async fn a_failed_compaction_share_comes_back_in_seconds() {
+    use floe::adapters::aws::lambda::compactor::handle_event;
+
+    let env = Env::new(Catalog::DynamoDb).await;
+    let (url, arn) = env.queue("compact-share").await;
+    let visibility = env.clients.sqs.set_queue_attributes().queue_url(&url);
+    visibility.attributes(QueueAttributeName::VisibilityTimeout, "600").send().await.expect("visibility");
+    let share = serde_json::json!({"version": 99, "kind": "compact-share", "table": "default.events",
+        "partitions": [""], "full": true, "max_tasks": 1, "planned_ms": epoch_ms()});
+    env.clients.sqs.send_message().queue_url(&url).message_body(share.to_string()).send().await.expect("send");
+    let (mut event, _) = env.sqs_event(&url, 1, Duration::from_secs(10)).await;
+    for r in event["Records"].as_array_mut().expect("records") {
+        r["eventSourceARN"] = serde_json::Value::String(arn.clone());
+    }
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let compactor_env = CompactorEnv::from_lookup(|_| None).expect("compactor env");
+    let failed_at = Instant::now();
+    let response = handle_event(&compactor_env, &ports, None, Some(&env.clients.sqs), event).await.expect("shares");
+    assert_eq!(response["batchItemFailures"].as_array().map(Vec::len), Some(1), "{response}");
+    let (again, _) = env.sqs_event(&url, 1, Duration::from_secs(40)).await;
+    assert_eq!(again["Records"].as_array().expect("records").len(), 1, "delivered again within 40 s (timeout 600 s)");
+    assert!(
+        failed_at.elapsed() >= Duration::from_secs(8),
+        "not before the first retry's delay: {:?}",
+        failed_at.elapsed()
+    );
 }

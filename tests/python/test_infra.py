@@ -512,6 +512,11 @@ def test_a_real_account_gets_alarms_bounded_storage_and_no_clash_with_what_exist
                                   "-var", 'compact_tables=["web.events"]'))
         assert sorted(v["name"] for a, v in glue.items() if ".aws_glue_catalog_database." in a) == ["default", "web"]
 
+        # Route filters reach S3 percent-encoded, as S3 wants special characters ("/" kept).
+        hive = after(planner.plan("-var", 'routes=[{prefix="events/dt=2026-12-05/"},{prefix="raw data/"}]'))
+        queues = hive["module.floe.aws_s3_bucket_notification.landing"]["queue"]
+        assert sorted(q["filter_prefix"] for q in queues) == ["events/dt%3D2026-12-05/", "raw+data/"], queues
+
         refused("kms_key_arn must be a customer-managed key",
                 "-var", "kms_key_arn=arn:aws:kms:us-east-1:123456789012:alias/aws/sqs")
     finally:

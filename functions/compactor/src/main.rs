@@ -15,9 +15,9 @@ async fn main() -> Result<(), Error> {
     let ports = ports.with_metrics(emf.recorder());
     let env = CompactorEnv::from_lookup(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
     let shares = env.fan_out.as_ref().map(|f| SqsQueue::new(clients.sqs.clone(), &f.queue_url));
-    let (env, ports, emf, shares) = (&env, &ports, &emf, shares.as_ref().map(|q| q as &dyn Queue));
+    let (env, ports, emf, shares, sqs) = (&env, &ports, &emf, shares.as_ref().map(|q| q as &dyn Queue), &clients.sqs);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| async move {
-        let out = handle_event(env, ports, shares, ev.payload).await;
+        let out = handle_event(env, ports, shares, Some(sqs), ev.payload).await;
         emf.flush();
         Ok::<serde_json::Value, Error>(out?)
     }))

@@ -194,18 +194,37 @@ pub struct TableRun {
 
 /// The function's whole handler: records (the share queue's event source mapping) are shares,
 /// anything else is a tick (a scheduled event, its `detail` optional).
+/// Failed shares come back after [`super::backoff`]'s delay when `retries` is given.
 pub async fn handle_event(
     env: &CompactorEnv,
     ports: &Ports,
     shares: Option<&dyn Queue>,
+    retries: Option<&aws_sdk_sqs::Client>,
     payload: serde_json::Value,
 ) -> Result<serde_json::Value> {
     if payload.get("Records").is_some() {
-        let event: SqsEvent = serde_json::from_value(payload)
-            .map_err(|e| Error::Config(format!("the event has records but is not an SQS event: {e}")))?;
-        return Ok(serde_json::to_value(handle_shares(env, ports, event).await)?);
+        return Ok(serde_json::to_value(handle_share_event(env, ports, retries, payload).await?)?);
     }
     Ok(serde_json::to_value(handle_compactor(env, ports, shares, payload).await?)?)
+}
+
+/// The share queue's event (its JSON): [`handle_shares`], then each failed share made visible
+/// again after [`super::backoff`]'s delay (with `retries`), not after the queue's whole
+/// visibility timeout: a share has a TTL of minutes, so a retry must come within it.
+pub async fn handle_share_event(
+    env: &CompactorEnv,
+    ports: &Ports,
+    retries: Option<&aws_sdk_sqs::Client>,
+    payload: serde_json::Value,
+) -> Result<SqsBatchResponse> {
+    let event: SqsEvent = serde_json::from_value(payload.clone())
+        .map_err(|e| Error::Config(format!("the event has records but is not an SQS event: {e}")))?;
+    let response = handle_shares(env, ports, event).await;
+    let failed: Vec<String> = response.batch_item_failures.iter().map(|f| f.item_identifier.clone()).collect();
+    if let Some(sqs) = retries.filter(|_| !failed.is_empty()) {
+        super::backoff::retry_soon(sqs, &super::backoff::failed_records(&payload, &failed)).await;
+    }
+    Ok(response)
 }
 
 /// The compactor function on a tick: compacts each table, sending the shares of its plan it
