@@ -249,7 +249,7 @@ data "aws_iam_policy_document" "compactor" {
     for_each = aws_sqs_queue.share[*].arn
     content {
       sid       = "ReceiveShares"
-      actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"]
+      actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl"]
       resources = [statement.value]
     }
   }

@@ -687,7 +687,7 @@ def test_roles_are_least_privilege(deployed):
                       ("s3:DeleteObject", data, {}),  # the orphan sweep is on by default
                       *[(a, arn_of(o["share_queue_url"]), {}) for a in (
                           "sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
-                          "sqs:ChangeMessageVisibility")],
+                          "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl")],
                       *[(a, r, {}) for a, r in cat_reads]],
     }
     # A GET or HEAD of a missing key is a 404 only for a caller that may list the bucket, and
