@@ -3,7 +3,9 @@ SHELL := /bin/bash
 CARGO ?= cargo
 PYTHON ?= python3
 VENV ?= .venv
-FLOE := target/release/floe
+# Cargo's target directory: CARGO_TARGET_DIR when the user sets one, else ./target.
+TARGET := $(or $(CARGO_TARGET_DIR),target)
+FLOE := $(TARGET)/release/floe
 RUN_DIR ?= data/sample
 WAREHOUSE ?= warehouse
 
@@ -78,7 +80,7 @@ test-python: build-tests venv checkov-venv localstack-venv
 # Everything docs/PERFORMANCE.md reports, rewritten in place: throughput against the raw
 # decode+sort+encode baseline and the Python peer (BENCH_ARGS="--input DIR" for your own files),
 # freshness under load, cold start, the scale and cost model; then memory and table age.
-BENCH_JSON := target/bench/bench.json
+BENCH_JSON := $(TARGET)/bench/bench.json
 bench: build venv
 	$(VENV)/bin/pip install --quiet matplotlib==3.10.7 pyiceberg-core==0.11.0
 	$(VENV)/bin/python tests/bench/throughput.py --floe $(FLOE) --doc docs/PERFORMANCE.md --json-out $(BENCH_JSON) $(BENCH_ARGS)
@@ -97,15 +99,15 @@ bench-soak-moto: build venv
 
 # The Lambda binaries' size and their start-up to the first event handled.
 bench-coldstart: build venv
-	$(VENV)/bin/python tests/bench/coldstart.py --bin-dir target/release --doc docs/PERFORMANCE.md
+	$(VENV)/bin/python tests/bench/coldstart.py --bin-dir $(TARGET)/release --doc docs/PERFORMANCE.md
 
 # The same, side by side with the binaries built as `make lambda` builds them (LAMBDA_PROFILE),
 # for this machine's target, in a target directory of their own (a long build: fat LTO).
 bench-coldstart-lambda: build venv
-	$(LAMBDA_PROFILE) $(CARGO) build --release --target-dir target/lambda-host \
+	$(LAMBDA_PROFILE) $(CARGO) build --release --target-dir $(TARGET)/lambda-host \
 		-p floe-writer-fn -p floe-committer-fn -p floe-compactor-fn
-	$(VENV)/bin/python tests/bench/coldstart.py --bin-dir target/release --doc docs/PERFORMANCE.md \
-		--compare-dir target/lambda-host/release --compare-label "make lambda (LTO, 1 codegen unit)"
+	$(VENV)/bin/python tests/bench/coldstart.py --bin-dir $(TARGET)/release --doc docs/PERFORMANCE.md \
+		--compare-dir $(TARGET)/lambda-host/release --compare-label "make lambda (LTO, 1 codegen unit)"
 
 # The target workload for a simulated day: concurrency, committer load, requests, cost per TB.
 bench-model: build venv
@@ -153,7 +155,7 @@ TF_DIR := infra/examples/quickstart
 TF_INIT := terraform -chdir=$(TF_DIR) init -input=false $(if $(wildcard /opt/tf-plugins),-plugin-dir=/opt/tf-plugins)
 export TF_VARS
 TF_EXTRA := read -r -a extra <<< "$$TF_VARS";
-ARTIFACTS = $(abspath $(or $(LAMBDA_ARTIFACTS),$(CARGO_TARGET_DIR),target)$(if $(LAMBDA_ARTIFACTS),,/lambda))
+ARTIFACTS = $(abspath $(if $(LAMBDA_ARTIFACTS),$(LAMBDA_ARTIFACTS),$(TARGET)/lambda))
 deploy:
 	$(if $(LAMBDA_ARTIFACTS),,$(MAKE) --no-print-directory lambda)
 	$(TF_INIT)

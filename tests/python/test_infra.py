@@ -881,3 +881,18 @@ def test_make_passes_tf_vars_to_terraform_as_written(tmp_path):
     assert run.returncode == 0, run.stderr
     got = args.read_text().splitlines()
     assert got[-3:] == ["-var", 'glue_databases=["web"]', "-var-file=prod.tfvars"], got
+
+
+def test_make_targets_follow_cargo_target_dir(tmp_path):
+    """With CARGO_TARGET_DIR set, cargo builds there, so every target that runs a binary or
+    deploys the zips must look there too (before, the Makefile ran target/release/floe)."""
+    where = tmp_path / "elsewhere"
+    env = {k: v for k, v in os.environ.items() if k not in ("LAMBDA_ARTIFACTS", "TF_VARS")}
+    env["CARGO_TARGET_DIR"] = str(where)
+    run = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(ROOT), "run", "bench-coldstart", "deploy"],
+                         env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    lines = [l for l in run.stdout.splitlines() if "release/floe" in l or "--bin-dir" in l or "artifacts_dir" in l]
+    assert len(lines) >= 4, run.stdout
+    assert all(str(where) in l for l in lines), lines
+    assert "target/release" not in run.stdout.replace(str(where), ""), run.stdout
