@@ -67,12 +67,11 @@ resource "aws_dynamodb_table" "ledger" {
     type = "S"
   }
   # Committed and quarantine records carry expires_at (FLOE_LEDGER_TTL_DAYS); pending ones never.
-  dynamic "ttl" {
-    for_each = local.ledger_ttl_days == null ? [] : [1]
-    content {
-      attribute_name = "expires_at"
-      enabled        = true
-    }
+  # Always stated, so that landing_expiration_days = null turns the TTL off (the provider leaves
+  # it on when the block is only removed).
+  ttl {
+    attribute_name = "expires_at"
+    enabled        = local.ledger_ttl_days != null
   }
   point_in_time_recovery {
     enabled = true
@@ -86,7 +85,7 @@ resource "aws_dynamodb_table" "ledger" {
 
 # Only when asked: a database that exists already (Athena's `default`) would fail the apply; by
 # default the committer creates a missing one at its first commit.
-resource "aws_glue_catalog_database" "namespace" {
+resource "aws_glue_catalog_database" "created" {
   for_each    = var.catalog == "glue" && var.glue_create_databases ? toset(local.glue_databases) : toset([])
   name        = each.value
   description = "Iceberg tables landed by Floe (${var.name_prefix})"
@@ -113,4 +112,13 @@ resource "aws_s3tables_namespace" "namespace" {
   for_each         = var.catalog == "s3tables" ? toset(var.s3tables_namespaces) : toset([])
   namespace        = each.value
   table_bucket_arn = aws_s3tables_table_bucket.tables[0].arn
+}
+
+# Deployments before glue_create_databases had their databases under this address, made by
+# default. Forgotten, never destroyed: Glue's DeleteDatabase drops every table in it.
+removed {
+  from = aws_glue_catalog_database.namespace
+  lifecycle {
+    destroy = false
+  }
 }

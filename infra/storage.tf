@@ -163,7 +163,16 @@ resource "aws_s3_object" "floe_toml" {
   # Not etag: under SSE-KMS an object's ETag is no MD5 of its content, and the plan would
   # propose to upload it again forever.
   source_hash = md5(var.floe_toml)
-  tags        = var.tags
+  lifecycle {
+    # The roles may use only glue_databases' Glue databases, which without a list are those of
+    # default_table and compact_tables: a table the floe.toml routes elsewhere would be refused
+    # (AccessDenied) on every batch.
+    precondition {
+      condition     = var.catalog != "glue" || var.glue_databases != null
+      error_message = "With catalog = \"glue\" and a floe_toml, list in glue_databases every namespace its tables live in (the roles may use no other Glue database)."
+    }
+  }
+  tags = var.tags
 }
 
 # ObjectCreated notifications, one filter per table route, to the ingest queue.
@@ -177,8 +186,9 @@ resource "aws_s3_bucket_notification" "landing" {
       events    = ["s3:ObjectCreated:*"]
       # S3 matches filters against keys as its events encode them: a special character (`=` of a
       # Hive-style `dt=...` prefix, a space) must be given percent-encoded, `/` as it is.
-      filter_prefix = queue.value.prefix == "" ? null : replace(urlencode(queue.value.prefix), "%2F", "/")
-      filter_suffix = queue.value.suffix == "" ? null : replace(urlencode(queue.value.suffix), "%2F", "/")
+      # (~ too, which urlencode keeps.)
+      filter_prefix = queue.value.prefix == "" ? null : replace(replace(urlencode(queue.value.prefix), "%2F", "/"), "~", "%7E")
+      filter_suffix = queue.value.suffix == "" ? null : replace(replace(urlencode(queue.value.suffix), "%2F", "/"), "~", "%7E")
     }
   }
   depends_on = [aws_sqs_queue_policy.ingest]

@@ -247,12 +247,12 @@ variable "landing_noncurrent_version_days" {
 }
 
 variable "landing_expiration_days" {
-  description = "Days after which landed source objects expire (their version then lives landing_noncurrent_version_days more). Quarantined objects are replayed from the landing bucket: keep this longer than you take to look at quarantine. Also sets the ledger's time to live (this + landing_noncurrent_version_days + 7 days, FLOE_LEDGER_TTL_DAYS): an object is remembered as landed for as long as anything could send it again. Null: objects and ledger records are kept forever (at 40,000 files a minute that is ~1 PB of Avro a month and ~17 GB of ledger a day)."
+  description = "Days after which landed source objects expire (their version then lives landing_noncurrent_version_days more). Quarantined objects are replayed from the landing bucket: keep this longer than you take to look at quarantine. Also sets the ledger's time to live (this + landing_noncurrent_version_days + 7 days, FLOE_LEDGER_TTL_DAYS): an object is remembered as landed for as long as anything could send it again. Null (the module's default, so that no existing deployment starts deleting; the quickstart sets 30): objects and ledger records are kept forever (at 40,000 files a minute ~1 PB of Avro a month and ~17 GB of ledger a day)."
   type        = number
-  default     = 30
+  default     = null
   validation {
     condition     = var.landing_expiration_days == null || try(var.landing_expiration_days >= 15 && floor(var.landing_expiration_days) == var.landing_expiration_days, false)
-    error_message = "landing_expiration_days must be null or a whole number of at least 15 (the ingest queue keeps a notification up to 14 days: an object must outlive its notification)."
+    error_message = "landing_expiration_days must be null or a whole number of at least 15 (the ingest queue keeps a notification up to 14 days: a landed object should outlive its notification, as a quarantined one should outlive a look at the quarantine)."
   }
 }
 

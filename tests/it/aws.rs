@@ -321,6 +321,51 @@ async fn settled_claim_checks_are_deleted(
     env.delete_all(&env.settings.commit_queue_url, &receipts).await;
 }
 
+/// The committed ledger records carry a time to live (the test env's 45 days); when the writer
+/// skips a committed source sent again, its record's time restarts: made to run out almost at
+/// once, the redelivery puts it 45 days ahead again.
+async fn ttl_restarts_when_a_committed_source_is_sent_again(
+    env: &Env,
+    writer_env: &WriterEnv,
+    ports: &Ports,
+    delivery: serde_json::Value,
+) {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let ddb = &env.clients.dynamodb;
+    let items = ddb.scan().table_name(&env.settings.ledger_table).send().await.expect("scan").items.unwrap_or_default();
+    let committed: Vec<String> = items
+        .iter()
+        .filter(|i| i.get("state").and_then(|v| v.as_s().ok()).is_some_and(|s| s == "committed"))
+        .filter_map(|i| i.get("pk").and_then(|v| v.as_s().ok()).cloned())
+        .filter(|pk| pk.contains("/events/dt=")) // the objects of `delivery` (others were committed too)
+        .collect();
+    assert!(!committed.is_empty(), "committed records");
+    let expires = |pk: &str| {
+        let item = items.iter().find(|i| i.get("pk").and_then(|v| v.as_s().ok()).is_some_and(|p| p == pk));
+        item.and_then(|i| i.get("expires_at")).and_then(|v| v.as_n().ok()).and_then(|n| n.parse::<i64>().ok())
+    };
+    let day = 86_400;
+    let now = epoch_ms() / 1000;
+    assert!(committed.iter().all(|pk| expires(pk).is_some_and(|t| t >= now + 44 * day)), "45 days from commit");
+    for pk in &committed {
+        let soon = ddb.update_item().table_name(&env.settings.ledger_table).key("pk", AttributeValue::S(pk.clone()));
+        let soon = soon
+            .update_expression("SET expires_at = :t")
+            .expression_attribute_values(":t", AttributeValue::N("1000".into()));
+        soon.send().await.expect("shorten");
+    }
+    let response = handle_writer(writer_env, ports, delivery).await.expect("writer");
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    let items = ddb.scan().table_name(&env.settings.ledger_table).send().await.expect("scan").items.unwrap_or_default();
+    for pk in &committed {
+        let item =
+            items.iter().find(|i| i.get("pk").and_then(|v| v.as_s().ok()).is_some_and(|p| p == pk)).expect("kept");
+        let at: i64 = item["expires_at"].as_n().expect("n").parse().expect("secs");
+        assert!(at >= now + 44 * day, "{pk}: the resend restarted its time ({at})");
+        assert_eq!(item["state"].as_s().expect("s"), "committed");
+    }
+}
+
 fn epoch_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }
@@ -419,6 +464,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
     env.delete_all(&ingest_url, &receipts).await;
     // The same notifications delivered again: nothing new may land.
+    let first_delivery = event.clone();
     let again = handle_writer(&writer_env, &ports, event).await.expect("writer again");
     assert!(again.batch_item_failures.is_empty());
     assert_eq!(writer_env.tables.loads(), 1, "a warm writer reads the table's metadata once, not per invocation");
@@ -471,6 +517,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     let q = ports.ledger.quarantined().await.expect("quarantined");
     assert_eq!(q.len(), 1);
     assert!(q[0].uri.ends_with("events/broken.avro"), "{:?}", q[0]);
+    ttl_restarts_when_a_committed_source_is_sent_again(&env, &writer_env, &ports, first_delivery).await;
     // ... and reported to the DLQ with its reason (twice: the batch was delivered twice).
     let (dead, _) = env.sqs_event(&dlq_url, 2, Duration::from_secs(5)).await;
     let bodies: Vec<serde_json::Value> = dead["Records"]
@@ -1028,6 +1075,13 @@ async fn ledger_records_expire_only_once_settled_and_only_with_a_ttl() {
     assert!(
         expires("quarantine|s3://b/c#1".into()).await.expect("a quarantine record expires") >= before + 30 * 86_400
     );
+
+    // A committed source sent again restarts its time; one still pending is left alone.
+    let longer = DynamoDbLedger::new(ddb.clone(), &name).with_ttl(Some(day * 60));
+    longer.keep(&table, &ids).await.expect("keep");
+    let kept = expires("ns.t|s3://b/a#1".into()).await.expect("still expires");
+    assert!(kept >= before + 60 * 86_400, "restarted: {kept}");
+    assert_eq!(expires("ns.t|s3://b/b#1".into()).await, None, "a pending record never expires");
 
     // Without a TTL: no attribute.
     let forever = DynamoDbLedger::new(ddb.clone(), &name);

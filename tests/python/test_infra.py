@@ -516,6 +516,26 @@ def test_a_real_account_gets_alarms_bounded_storage_and_no_clash_with_what_exist
         hive = after(planner.plan("-var", 'routes=[{prefix="events/dt=2026-12-05/"},{prefix="raw data/"}]'))
         queues = hive["module.floe.aws_s3_bucket_notification.landing"]["queue"]
         assert sorted(q["filter_prefix"] for q in queues) == ["events/dt%3D2026-12-05/", "raw+data/"], queues
+        tilde = after(planner.plan("-var", 'routes=[{prefix="~raw/"}]'))
+        assert tilde["module.floe.aws_s3_bucket_notification.landing"]["queue"][0]["filter_prefix"] == "%7Eraw/"
+
+        # With Glue, a floe.toml's tables may live in any namespace: the roles' Glue rights need the list.
+        refused("list in glue_databases every namespace", "-var", "catalog=glue", "-var", f"floe_toml_path={toml}",
+                "-var", 'routes=[{prefix="events/"}]')
+        # A deployment from before glue_create_databases holds its databases at the old address:
+        # the upgrade forgets them, never deletes them (Glue's DeleteDatabase drops their tables).
+        glue_vars = ["-var", "catalog=glue", "-var", "glue_create_databases=true"]
+        terraform("apply", "-auto-approve", "-input=false", "-no-color", f"-state={planner.state}",
+                  "-target=module.floe.aws_glue_catalog_database.created", *planner.vars, *glue_vars,
+                  env=planner.env, data_dir=planner.data)
+        terraform("state", "mv", f"-state={planner.state}", 'module.floe.aws_glue_catalog_database.created["default"]',
+                  'module.floe.aws_glue_catalog_database.namespace["default"]', env=planner.env, data_dir=planner.data)
+        upgrade = planner.plan("-var", "catalog=glue")
+        dbs = {c["address"]: c["change"]["actions"] for c in upgrade["resource_changes"]
+               if c["type"] == "aws_glue_catalog_database"}
+        assert dbs == {'module.floe.aws_glue_catalog_database.namespace["default"]': ["forget"]}, dbs
+        terraform("state", "rm", f"-state={planner.state}", 'module.floe.aws_glue_catalog_database.namespace["default"]',
+                  env=planner.env, data_dir=planner.data)
 
         refused("kms_key_arn must be a customer-managed key",
                 "-var", "kms_key_arn=arn:aws:kms:us-east-1:123456789012:alias/aws/sqs")

@@ -6,7 +6,7 @@
 # See README.md here for the variables and what to do next.
 
 terraform {
-  required_version = ">= 1.5.0"
+  required_version = ">= 1.7.0"
   required_providers {
     aws = {
       source  = "hashicorp/aws"

@@ -184,7 +184,7 @@ variable "kms_key_arn" {
 }
 
 variable "landing_expiration_days" {
-  description = "Days landed Avro objects are kept (null: forever). Also bounds the ledger's records (FLOE_LEDGER_TTL_DAYS): see infra/README.md."
+  description = "Days landed Avro objects are kept (null: forever; the module's own default). Also bounds the ledger's records (FLOE_LEDGER_TTL_DAYS): see infra/README.md, \"Storage that stops growing\", before you change it on a deployment with data."
   type        = number
   default     = 30
 }

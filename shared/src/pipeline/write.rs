@@ -219,6 +219,13 @@ pub async fn write(
     let known = ports.ledger.lookup(&table.ident, &ids).await?;
     let committed: std::collections::HashSet<&str> =
         known.iter().filter(|(_, s)| matches!(s, SourceState::Committed { .. })).map(|(id, _)| id.as_str()).collect();
+    // A committed source sent again (a redelivery, a backfill, the same bytes uploaded again) is
+    // skipped below; its ledger record's time to live restarts, so it is remembered for as long
+    // as this copy could be sent again too.
+    if !committed.is_empty() {
+        let again: Vec<String> = committed.iter().map(|id| id.to_string()).collect();
+        ports.ledger.keep(&table.ident, &again).await?;
+    }
 
     let mut accepted: Vec<Decoded> = vec![];
     // The batch's schema: the table's, evolved by each accepted object in turn.

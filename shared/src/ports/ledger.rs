@@ -67,6 +67,13 @@ pub trait Ledger: Send + Sync {
     /// (the exactly-once check looks for them in the history). May include ids of attempts that
     /// never landed.
     async fn pending_snapshots(&self, table: &TableIdent) -> Result<std::collections::BTreeSet<i64>, PortError>;
+    /// Restarts the time to live of these committed records (ids not committed are left as they
+    /// are): a source sent again, which the writer skips, is then remembered as long after this
+    /// resend as after its commit. Where records never expire (the default) it does nothing.
+    async fn keep(&self, table: &TableIdent, source_ids: &[String]) -> Result<(), PortError> {
+        let _ = (table, source_ids);
+        Ok(())
+    }
     /// Records a refused source object (replacing an earlier record of the same id).
     async fn quarantine(&self, record: QuarantineRecord) -> Result<(), PortError>;
     /// All quarantined objects, oldest first.

@@ -15,9 +15,10 @@
 //! With a time to live ([`DynamoDbLedger::with_ttl`], `FLOE_LEDGER_TTL_DAYS`), a committed
 //! record and a quarantine record carry `expires_at` (epoch seconds), which DynamoDB's TTL
 //! deletes some time after. Pending records and the pending index never expire: a pending
-//! source is settled only by its commit, which then sets the time. The TTL must outlive every
-//! way the same object can be sent again (its notification, a backfill, a replay): the module
-//! derives it from the landing bucket's expiry.
+//! source is settled only by its commit, which then sets the time, and a committed source sent
+//! again (which the writer skips) has its time restarted ([`Ledger::keep`]). The TTL must
+//! outlive every way the same object can be sent again (its notification, a backfill, a
+//! replay): the module derives it from the landing bucket's expiry.
 
 use std::collections::HashMap;
 
@@ -78,11 +79,9 @@ impl DynamoDbLedger {
             .time_to_live_description()
             .and_then(|d| d.time_to_live_status())
             .is_some_and(|s| {
-                matches!(
-                    s,
-                    aws_sdk_dynamodb::types::TimeToLiveStatus::Enabled
-                        | aws_sdk_dynamodb::types::TimeToLiveStatus::Enabling
-                )
+                // Being disabled: someone chose so (DynamoDB would refuse a change meanwhile).
+                use aws_sdk_dynamodb::types::TimeToLiveStatus::{Disabling, Enabled, Enabling};
+                matches!(s, Enabled | Enabling | Disabling)
             });
         if !on {
             let spec = aws_sdk_dynamodb::types::TimeToLiveSpecification::builder()
@@ -170,6 +169,24 @@ impl DynamoDbLedger {
             self.count(table, mark, -n).await?;
         }
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// Restarts one committed record's time to live; a record not committed is left alone.
+    async fn keep_one(&self, table: &TableIdent, id: &str) -> Result<(), PortError> {
+        let Some(at) = self.expires_at() else { return Ok(()) };
+        let update = self.client.update_item().table_name(&self.table).key("pk", s(pk(table, id)));
+        let r = update
+            .update_expression(format!("SET {TTL_ATTRIBUTE} = :exp"))
+            .condition_expression("#s = :committed")
+            .expression_attribute_names("#s", "state")
+            .expression_attribute_values(":exp", at)
+            .expression_attribute_values(":committed", s("committed"))
+            .send()
+            .await;
+        match r.map_err(|e| error::map("ledger", e)) {
+            Ok(_) | Err(PortError::Conflict(_)) => Ok(()), // not (or no longer) committed
+            Err(e) => Err(e),
+        }
     }
 
     /// Marks one source `state` for `snapshot_id` (never downgrading a committed one). For a
@@ -280,6 +297,16 @@ impl Ledger for DynamoDbLedger {
 
     async fn record_pending(&self, table: &TableIdent, ids: &[String], snapshot_id: i64) -> Result<(), PortError> {
         self.record(table, ids, snapshot_id, "pending").await
+    }
+
+    async fn keep(&self, table: &TableIdent, ids: &[String]) -> Result<(), PortError> {
+        if self.ttl.is_none() || ids.is_empty() {
+            return Ok(());
+        }
+        let updates: Vec<_> = ids.iter().map(|id| self.keep_one(table, id)).collect();
+        let results: Vec<Result<(), PortError>> =
+            futures::stream::iter(updates).buffer_unordered(MARKS_IN_FLIGHT).collect().await;
+        results.into_iter().collect()
     }
 
     async fn record_committed(&self, table: &TableIdent, ids: &[String], snapshot_id: i64) -> Result<(), PortError> {
