@@ -1,8 +1,12 @@
-//! What the Lambda functions share: S3 notifications (inside SQS messages, or a direct S3
-//! event) turned into source objects, routing to tables, and results turned into SQS partial
-//! batch responses. The handlers in `functions/` only wire these to `lambda_runtime`; the
-//! compactor's glue is in [`compactor`].
+//! The Lambda application layer: what the functions share, composed from the roles in
+//! [`crate::pipeline`] over the ports the AWS adapters implement. S3 notifications (inside SQS
+//! messages, or a direct S3 event) turned into source objects, routing to tables, and results
+//! turned into SQS partial batch responses with [`backoff`]; the compactor's ticks and shares
+//! ([`compactor`]); [`backfill`]. The handlers in `functions/` only wire these to
+//! `lambda_runtime`. The adapters (`crate::adapters::aws`) never import this room or the
+//! pipeline: they implement ports.
 
+pub mod backfill;
 pub mod backoff;
 pub mod compactor;
 mod notification;
@@ -14,7 +18,7 @@ use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent
 use tokio::sync::Mutex;
 use tracing::{error, info, warn};
 
-use super::SqsQueue;
+use crate::adapters::aws::SqsQueue;
 use crate::config::{EngineConfig, FloeToml, TableConfig};
 use crate::fault::FaultPoint;
 use crate::pipeline::commit::{Committer, MessageResult};
@@ -356,7 +360,7 @@ pub async fn load_floe_toml(location: &str, store: &dyn ObjectStore) -> Result<F
 
 /// Reads the function configuration from the environment (`FLOE_WAREHOUSE`, `FLOE_CONFIG`,
 /// `FLOE_DEFAULT_TABLE`, `FLOE_DLQ_URL`, `FLOE_TABLE_CACHE_SECS`, `FLOE_CREATE_WAIT_SECS`). Only the function binaries call this.
-pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &super::Clients) -> Result<WriterEnv> {
+pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &crate::adapters::aws::Clients) -> Result<WriterEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let warehouse =
         var("FLOE_WAREHOUSE").ok_or_else(|| Error::Config("FLOE_WAREHOUSE (s3://bucket/prefix) is not set".into()))?;
