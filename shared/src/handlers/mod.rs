@@ -107,7 +107,7 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
     let mut failed: Vec<String> = vec![];
     // Keyed by table and route: a table that takes whole objects of one prefix and some rows of
     // another's (a catch-all or default table shared by groups) writes each in its own batch.
-    let mut by_table: BTreeMap<(TableIdent, Option<String>), (TableConfig, Vec<Routed>)> = BTreeMap::new();
+    let mut by_table: crate::route::Batches<Routed> = crate::route::Batches::default();
     let mut refused: Vec<(Option<TableIdent>, ObjectMeta, crate::Rejection)> = vec![];
     for (id, objects) in input {
         // A direct invocation has no message to fail alone: its error fails the invocation,
@@ -137,7 +137,7 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
             };
             let tables = env.router.route(&o.uri)?;
             if tables.is_empty() {
-                let r = crate::Rejection::new("unrouted", "no table in FLOE_CONFIG has a prefix matching this key");
+                let r = crate::route::unrouted();
                 quarantine(ports, None, &o, &r).await?;
                 refused.push((None, o, r));
                 continue;
@@ -151,14 +151,11 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
                 }
                 continue;
             }
-            // Each table of the object's group takes its rows in a writer batch of its own.
-            for cfg in tables {
-                let key = (cfg.table.clone(), cfg.route.as_ref().map(ToString::to_string));
-                by_table.entry(key).or_insert_with(|| (cfg, vec![])).1.push((id.clone(), o.clone()));
-            }
+            by_table.add(tables, &(id.clone(), o.clone()));
         }
     }
-    for ((table, _), (cfg, items)) in by_table {
+    for (cfg, items) in by_table {
+        let table = cfg.table.clone();
         let objects: Vec<ObjectMeta> = items.iter().map(|(_, o)| o.clone()).collect();
         let outcome = async {
             let wt = writer_table(env, ports, &cfg, &objects).await?.with_route(cfg.route.clone());
