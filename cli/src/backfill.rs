@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use floe::adapters::aws::backfill::{Backfill, objects, send};
+use floe::handlers::backfill::{Backfill, objects, send};
 use floe::adapters::aws::{AwsSettings, Clients, S3ObjectStore, SqsQueue};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -35,14 +35,14 @@ pub(crate) struct BackfillArgs {
 }
 
 /// The writer function's routing, from the same environment it reads.
-async fn deployment_router(store: &S3ObjectStore) -> anyhow::Result<floe::adapters::aws::lambda::Router> {
+async fn deployment_router(store: &S3ObjectStore) -> anyhow::Result<floe::handlers::Router> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let config = match var("FLOE_CONFIG") {
-        Some(loc) => Some(floe::adapters::aws::lambda::load_floe_toml(&loc, store).await?),
+        Some(loc) => Some(floe::handlers::load_floe_toml(&loc, store).await?),
         None => None,
     };
     let default_table = var("FLOE_DEFAULT_TABLE").unwrap_or_else(|| "default.events".into()).parse()?;
-    Ok(floe::adapters::aws::lambda::Router::new(config, default_table))
+    Ok(floe::handlers::Router::new(config, default_table))
 }
 
 pub(crate) async fn run(a: BackfillArgs) -> anyhow::Result<ExitCode> {

@@ -124,8 +124,7 @@ async fn routed(
         bail!("the floe.toml routes nothing (no [[table]] has `prefixes`): give --table");
     }
     let router = Router::new(Some(toml), "default.events".parse()?);
-    // By table and route: a table may take whole objects of one prefix and some rows of another's.
-    let mut tables: BTreeMap<(TableIdent, Option<String>), (TableConfig, Vec<ObjectMeta>)> = BTreeMap::new();
+    let mut batches = floe::route::Batches::default();
     let mut unrouted = vec![];
     for (path, key) in inputs::keyed(&a.paths)? {
         let meta = ports.store.head(&local::path_to_uri(&path)).await?;
@@ -134,12 +133,9 @@ async fn routed(
             unrouted.push(meta);
             continue;
         }
-        for c in cfgs {
-            let key = (c.table.clone(), c.route.as_ref().map(ToString::to_string));
-            tables.entry(key).or_insert_with(|| (c, vec![])).1.push(meta.clone());
-        }
+        batches.add(cfgs, &meta);
     }
-    Ok((tables.into_values().collect(), unrouted))
+    Ok((batches.into_iter().collect(), unrouted))
 }
 
 pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
@@ -161,7 +157,7 @@ pub(crate) async fn run(a: IngestArgs) -> anyhow::Result<ExitCode> {
     };
     let mut quarantined = 0;
     for o in &unrouted {
-        let r = floe::Rejection::new("unrouted", "no [[table]] of the floe.toml has a prefix matching its path");
+        let r = floe::route::unrouted();
         floe::pipeline::write::quarantine(&ports, None, o, &r).await?;
         eprintln!("  {}: {r}", o.uri);
         quarantined += 1;

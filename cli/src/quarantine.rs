@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use floe::TableIdent;
-use floe::adapters::aws::lambda::notification_for;
+use floe::handlers::notification_for;
 use floe::adapters::aws::{AwsSettings, Clients, DynamoDbLedger, S3ObjectStore, SqsQueue};
 use floe::adapters::local;
 use floe::config::EngineConfig;

@@ -5,7 +5,7 @@
 
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use floe::TableIdent;
-use floe::adapters::aws::lambda::load_floe_toml;
+use floe::handlers::load_floe_toml;
 use floe::adapters::aws::{AwsSettings, Clients};
 use floe::ports::ObjectStore;
 use serde::Serialize;

@@ -16,7 +16,12 @@
 //!   encode Parquet with inline Iceberg metrics ([`convert::parquet`]), send a
 //!   [`message::FileManifest`].
 //! - [`pipeline::commit`]: the only writer of Iceberg metadata ([`table`]).
-//! - [`pipeline::ingest`]: embedded mode, both roles in one process.
+//! - [`pipeline::compact`]: LSM merges, sorted and deduplicated, committed as rewrites.
+//! - [`pipeline::ingest`]: embedded mode, every role in one process.
+//! - `handlers` (feature `aws`): the Lambda application layer over the roles: S3
+//!   notifications and SQS events in, routing then quarantine, partial batch responses and
+//!   retry backoff out, the compactor's ticks and shares, backfill. The functions in
+//!   `functions/` only wire it to `lambda_runtime`.
 //!
 //! ## Ports
 //!
@@ -24,10 +29,10 @@
 //! |---|---|---|---|
 //! | [`ports::ObjectStore`] | source objects, data, metadata | [`adapters::local::LocalFsObjectStore`] | S3 |
 //! | [`ports::Queue`] | commit queue | [`adapters::local::SqliteQueue`] | SQS |
-//! | [`ports::TablePointer`] | catalog pointer + CAS | [`adapters::local::SqliteTablePointer`] | DynamoDB, Glue |
+//! | [`ports::TablePointer`] | catalog pointer + CAS | [`adapters::local::SqliteTablePointer`] | DynamoDB, Glue, S3 Tables; REST (`adapters::rest`) |
 //! | [`ports::Ledger`] | exactly-once records, quarantine | [`adapters::local::SqliteLedger`] | DynamoDB |
 //! | [`ports::Lock`] | committer lock | [`adapters::local::SqliteLock`] | DynamoDB |
-//! | [`ports::Metrics`] | counters | [`ports::NoopMetrics`] | no-op (CloudWatch EMF later) |
+//! | [`ports::Metrics`] | counters, observations | [`ports::NoopMetrics`] | CloudWatch embedded metric format (`adapters::aws::emf`) |
 //!
 //! The core never reads the environment: binaries build [`config::EngineConfig`] and
 //! [`config::TableConfig`] and pass them in.
@@ -38,6 +43,8 @@ pub mod config;
 pub mod convert;
 mod error;
 pub mod fault;
+#[cfg(feature = "aws")]
+pub mod handlers;
 pub mod message;
 pub mod pipeline;
 pub mod ports;

@@ -180,6 +180,50 @@ fn name_of(t: &crate::config::TableSection) -> Result<TableIdent> {
     t.name.as_deref().ok_or_else(|| Error::Config("a [[table]] has no `name`".into()))?.parse()
 }
 
+/// Why an object no table claims is quarantined: the same kind and words whichever entry point
+/// (the writer function, `floe ingest`) routed it.
+pub fn unrouted() -> crate::Rejection {
+    crate::Rejection::new("unrouted", "no table of the floe.toml has a prefix matching its key")
+}
+
+/// Writer batches by table and row route: each table of an object's group takes the object in
+/// a batch of its own, and a table that takes whole objects of one prefix and some rows of
+/// another's (a default table shared by groups) writes each in its own batch. Shared by the
+/// writer function and `floe ingest`, so both cut batches alike.
+#[derive(Debug)]
+pub struct Batches<T> {
+    by_key: BTreeMap<(TableIdent, Option<String>), (TableConfig, Vec<T>)>,
+}
+
+impl<T> Default for Batches<T> {
+    fn default() -> Self {
+        Batches { by_key: BTreeMap::new() }
+    }
+}
+
+impl<T: Clone> Batches<T> {
+    /// Adds `item` to the batch of each table `tables` (what [`Router::route`] gave) names.
+    pub fn add(&mut self, tables: Vec<TableConfig>, item: &T) {
+        for cfg in tables {
+            let key = (cfg.table.clone(), cfg.route.as_ref().map(ToString::to_string));
+            self.by_key.entry(key).or_insert_with(|| (cfg, vec![])).1.push(item.clone());
+        }
+    }
+}
+
+impl<T> IntoIterator for Batches<T> {
+    type Item = (TableConfig, Vec<T>);
+    type IntoIter = std::iter::Map<
+        std::collections::btree_map::IntoIter<(TableIdent, Option<String>), (TableConfig, Vec<T>)>,
+        fn(((TableIdent, Option<String>), (TableConfig, Vec<T>))) -> (TableConfig, Vec<T>),
+    >;
+
+    /// The batches, by table then route.
+    fn into_iter(self) -> Self::IntoIter {
+        self.by_key.into_iter().map(|(_, batch)| batch)
+    }
+}
+
 /// Checks `floe.toml`'s routes: every row of every object has exactly one destination.
 pub fn validate(cfg: &FloeToml) -> Result<()> {
     match cfg.routing.unmatched.as_deref() {

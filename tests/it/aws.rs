@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{Event, NotificationConfiguration, QueueConfiguration};
 use aws_sdk_sqs::types::QueueAttributeName;
-use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor};
-use floe::adapters::aws::lambda::{Router, WriterEnv, handle_committer, handle_writer};
+use floe::handlers::compactor::{CompactorEnv, handle_compactor};
+use floe::handlers::{Router, WriterEnv, handle_committer, handle_writer};
 use floe::adapters::aws::{self, AwsSettings, Catalog, Clients, SqsQueue};
 use floe::config::EngineConfig;
 use floe::pipeline::commit::{Committer, MessageResult};
@@ -784,7 +784,7 @@ async fn an_overwritten_object_on_an_unversioned_bucket_supersedes_the_first() {
 /// twice (the writers skip committed sources through the ledger).
 #[tokio::test]
 async fn a_backfill_lands_existing_objects_once_however_often_it_runs() {
-    use floe::adapters::aws::backfill::{Backfill, objects, send};
+    use floe::handlers::backfill::{Backfill, objects, send};
 
     let env = Env::new(Catalog::DynamoDb).await;
     let ports: Ports = aws::connect(&env.settings).await.expect("connect");
@@ -905,7 +905,7 @@ async fn a_floe_toml_in_s3_routes_objects_and_rows_to_their_tables() {
     let config_uri = format!("s3://{}/config/floe.toml", env.bucket("lake"));
     ports.store.put(&config_uri, bytes::Bytes::from(toml)).await.expect("put floe.toml");
     let config =
-        floe::adapters::aws::lambda::load_floe_toml(&config_uri, ports.store.as_ref()).await.expect("FLOE_CONFIG");
+        floe::handlers::load_floe_toml(&config_uri, ports.store.as_ref()).await.expect("FLOE_CONFIG");
     let writer_env = WriterEnv {
         router: Router::new(Some(config), "default.events".parse().unwrap()),
         ..env.writer_env("default.events")
@@ -1259,7 +1259,7 @@ async fn a_failed_message_comes_back_in_seconds_not_after_the_visibility_timeout
 /// visibility timeout.
 #[tokio::test]
 async fn a_failed_compaction_share_comes_back_in_seconds() {
-    use floe::adapters::aws::lambda::compactor::handle_event;
+    use floe::handlers::compactor::handle_event;
 
     let env = Env::new(Catalog::DynamoDb).await;
     let (url, arn) = env.queue("compact-share").await;

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use floe::adapters::aws::lambda::compactor::{CompactorEnv, ShareRequest, TableRun, handle_compactor, handle_shares};
+use floe::handlers::compactor::{CompactorEnv, ShareRequest, TableRun, handle_compactor, handle_shares};
 use floe::adapters::local::SqliteQueue;
 use floe::config::TableConfig;
 use floe::pipeline::commit::Committer;

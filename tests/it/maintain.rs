@@ -439,7 +439,7 @@ async fn a_rewrite_planned_from_a_snapshot_that_expired_meanwhile_is_stale_and_l
 /// without its file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_waiting_past_the_sweeps_age_are_swept_and_written_again_never_committed() {
-    use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor};
+    use floe::handlers::compactor::{CompactorEnv, handle_compactor};
     let h = Harness::new();
     let cfg = events_table("ev.waiting");
     let objects = h.events("in", 2, 100, 41, 0.0).await;

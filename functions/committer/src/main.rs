@@ -4,7 +4,7 @@
 //! invocations, so steady-state commits read no table metadata.
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use floe::adapters::aws::lambda::handle_committer;
+use floe::handlers::handle_committer;
 use floe::adapters::aws::{ColdStart, SqsQueue, cold_start};
 use floe::config::EngineConfig;
 use floe::pipeline::commit::Committer;

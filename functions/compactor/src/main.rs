@@ -3,7 +3,7 @@
 //! the share queue; from that queue (its event source mapping), runs one share. Rewrite
 //! requests go to the commit queue for the committer. It never writes table metadata.
 
-use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_event};
+use floe::handlers::compactor::{CompactorEnv, handle_event};
 use floe::adapters::aws::{ColdStart, SqsQueue, cold_start};
 use floe::ports::Queue;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
@@ -26,7 +26,7 @@ async fn main() -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
-    use floe::adapters::aws::lambda::compactor::{CompactorEnv, handle_compactor};
+    use floe::handlers::compactor::{CompactorEnv, handle_compactor};
 
     /// The sample events drive the handler on a local warehouse with no table: the scheduled
     /// tick compacts the environment's table, the full one names its own; both skip the table

@@ -2,7 +2,7 @@
 //! → `pipeline::write` → file manifests on the commit queue. Reports SQS partial batch
 //! failures, so one bad object does not replay its whole batch.
 
-use floe::adapters::aws::lambda::{WriterEnv, handle_writer, writer_env_from_env};
+use floe::handlers::{WriterEnv, handle_writer, writer_env_from_env};
 use floe::ports::Ports;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 
@@ -31,7 +31,7 @@ async fn handle(
 
 #[cfg(test)]
 mod tests {
-    use floe::adapters::aws::lambda::writer_input;
+    use floe::handlers::writer_input;
 
     fn load(json: &str) -> serde_json::Value {
         serde_json::from_str(json).expect("valid JSON")
@@ -63,7 +63,7 @@ mod tests {
     #[test]
     fn moto_style_keys_with_encoded_slashes_decode() {
         assert_eq!(
-            floe::adapters::aws::lambda::decode_key("in%2Fdt%3D2024-01-01%2Fmy+file.avro").unwrap(),
+            floe::handlers::decode_key("in%2Fdt%3D2024-01-01%2Fmy+file.avro").unwrap(),
             "in/dt=2024-01-01/my file.avro"
         );
     }

@@ -4,14 +4,12 @@
 //! S3 then uses path-style addressing. No SDK type leaves this module: errors become
 //! `PortError`s here.
 
-pub mod backfill;
 mod dynamodb_ledger;
 mod dynamodb_lock;
 mod dynamodb_table_pointer;
 pub mod emf;
 mod error;
 mod glue_table_pointer;
-pub mod lambda;
 mod s3_object_store;
 mod s3tables_table_pointer;
 mod sqs_queue;

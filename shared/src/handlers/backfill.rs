@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::lambda::{Router, notification_for};
+use super::{Router, notification_for};
 use crate::message::SourceRef;
 use crate::pipeline::write::source_id;
 use crate::ports::{ObjectStore, Queue};

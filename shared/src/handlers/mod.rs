@@ -1,8 +1,12 @@
-//! What the Lambda functions share: S3 notifications (inside SQS messages, or a direct S3
-//! event) turned into source objects, routing to tables, and results turned into SQS partial
-//! batch responses. The handlers in `functions/` only wire these to `lambda_runtime`; the
-//! compactor's glue is in [`compactor`].
+//! The Lambda application layer: what the functions share, composed from the roles in
+//! [`crate::pipeline`] over the ports the AWS adapters implement. S3 notifications (inside SQS
+//! messages, or a direct S3 event) turned into source objects, routing to tables, and results
+//! turned into SQS partial batch responses with [`backoff`]; the compactor's ticks and shares
+//! ([`compactor`]); [`backfill`]. The handlers in `functions/` only wire these to
+//! `lambda_runtime`. The adapters (`crate::adapters::aws`) never import this room or the
+//! pipeline: they implement ports.
 
+pub mod backfill;
 pub mod backoff;
 pub mod compactor;
 mod notification;
@@ -14,7 +18,7 @@ use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent
 use tokio::sync::Mutex;
 use tracing::{error, info, warn};
 
-use super::SqsQueue;
+use crate::adapters::aws::SqsQueue;
 use crate::config::{EngineConfig, FloeToml, TableConfig};
 use crate::fault::FaultPoint;
 use crate::pipeline::commit::{Committer, MessageResult};
@@ -103,7 +107,7 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
     let mut failed: Vec<String> = vec![];
     // Keyed by table and route: a table that takes whole objects of one prefix and some rows of
     // another's (a catch-all or default table shared by groups) writes each in its own batch.
-    let mut by_table: BTreeMap<(TableIdent, Option<String>), (TableConfig, Vec<Routed>)> = BTreeMap::new();
+    let mut by_table: crate::route::Batches<Routed> = crate::route::Batches::default();
     let mut refused: Vec<(Option<TableIdent>, ObjectMeta, crate::Rejection)> = vec![];
     for (id, objects) in input {
         // A direct invocation has no message to fail alone: its error fails the invocation,
@@ -133,7 +137,7 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
             };
             let tables = env.router.route(&o.uri)?;
             if tables.is_empty() {
-                let r = crate::Rejection::new("unrouted", "no table in FLOE_CONFIG has a prefix matching this key");
+                let r = crate::route::unrouted();
                 quarantine(ports, None, &o, &r).await?;
                 refused.push((None, o, r));
                 continue;
@@ -147,14 +151,11 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
                 }
                 continue;
             }
-            // Each table of the object's group takes its rows in a writer batch of its own.
-            for cfg in tables {
-                let key = (cfg.table.clone(), cfg.route.as_ref().map(ToString::to_string));
-                by_table.entry(key).or_insert_with(|| (cfg, vec![])).1.push((id.clone(), o.clone()));
-            }
+            by_table.add(tables, &(id.clone(), o.clone()));
         }
     }
-    for ((table, _), (cfg, items)) in by_table {
+    for (cfg, items) in by_table {
+        let table = cfg.table.clone();
         let objects: Vec<ObjectMeta> = items.iter().map(|(_, o)| o.clone()).collect();
         let outcome = async {
             let wt = writer_table(env, ports, &cfg, &objects).await?.with_route(cfg.route.clone());
@@ -356,7 +357,7 @@ pub async fn load_floe_toml(location: &str, store: &dyn ObjectStore) -> Result<F
 
 /// Reads the function configuration from the environment (`FLOE_WAREHOUSE`, `FLOE_CONFIG`,
 /// `FLOE_DEFAULT_TABLE`, `FLOE_DLQ_URL`, `FLOE_TABLE_CACHE_SECS`, `FLOE_CREATE_WAIT_SECS`). Only the function binaries call this.
-pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &super::Clients) -> Result<WriterEnv> {
+pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &crate::adapters::aws::Clients) -> Result<WriterEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let warehouse =
         var("FLOE_WAREHOUSE").ok_or_else(|| Error::Config("FLOE_WAREHOUSE (s3://bucket/prefix) is not set".into()))?;
