@@ -95,33 +95,40 @@ resource "aws_cloudwatch_metric_alarm" "function_throttles" {
 # Floe's own metrics (CloudWatch embedded metric format, namespace Floe, dimension Function =
 # the function's name): the committer's freshness lag, from an object's creation to the commit
 # of its rows, and the objects the writers quarantined.
-resource "aws_cloudwatch_metric_alarm" "freshness_lag" {
-  alarm_name          = "${var.name_prefix}-freshness-lag"
-  alarm_description   = "Rows became queryable more than ${var.freshness_alarm_seconds} s after their object landed (Floe's freshness_lag_ms, the committer's): a queue, a writer or the committer is behind."
-  namespace           = "Floe"
-  metric_name         = "freshness_lag_ms"
-  dimensions          = { Function = aws_lambda_function.function["committer"].function_name }
-  statistic           = "Maximum"
-  period              = 60
-  evaluation_periods  = 3
-  threshold           = var.freshness_alarm_seconds * 1000
-  comparison_operator = "GreaterThanThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
-  tags                = var.tags
+locals {
+  floe_alarms = {
+    freshness-lag = {
+      description = "Rows became queryable more than ${var.freshness_alarm_seconds} s after their object landed (Floe's freshness_lag_ms, the committer's): a queue, a writer or the committer is behind, or a backfill or replay of old objects is running."
+      metric      = "freshness_lag_ms"
+      function    = "committer"
+      statistic   = "Maximum"
+      period      = 60
+      periods     = 3
+      threshold   = var.freshness_alarm_seconds * 1000
+    }
+    quarantined = {
+      description = "Objects were quarantined (refused with a reason, their rows not landed): floe quarantine list --aws says which and why; floe quarantine replay --aws sends them again after a fix."
+      metric      = "quarantined"
+      function    = "writer"
+      statistic   = "Sum"
+      period      = 300
+      periods     = 1
+      threshold   = 0
+    }
+  }
 }
 
-resource "aws_cloudwatch_metric_alarm" "quarantined" {
-  alarm_name          = "${var.name_prefix}-quarantined"
-  alarm_description   = "Objects were quarantined (refused with a reason, their rows not landed): floe quarantine list --aws says which and why; floe quarantine replay --aws sends them again after a fix."
+resource "aws_cloudwatch_metric_alarm" "floe" {
+  for_each            = local.floe_alarms
+  alarm_name          = "${var.name_prefix}-${each.key}"
+  alarm_description   = each.value.description
   namespace           = "Floe"
-  metric_name         = "quarantined"
-  dimensions          = { Function = aws_lambda_function.function["writer"].function_name }
-  statistic           = "Sum"
-  period              = 300
-  evaluation_periods  = 1
-  threshold           = 0
+  metric_name         = each.value.metric
+  dimensions          = { Function = aws_lambda_function.function[each.value.function].function_name }
+  statistic           = each.value.statistic
+  period              = each.value.period
+  evaluation_periods  = each.value.periods
+  threshold           = each.value.threshold
   comparison_operator = "GreaterThanThreshold"
   treat_missing_data  = "notBreaching"
   alarm_actions       = var.alarm_actions

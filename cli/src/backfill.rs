@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use floe::handlers::backfill::{Backfill, objects, send};
 use floe::adapters::aws::{AwsSettings, Clients, S3ObjectStore, SqsQueue};
+use floe::handlers::backfill::{Backfill, objects, send};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Debug, Args)]

@@ -8,7 +8,6 @@ use anyhow::Context;
 use clap::Args;
 use floe::TableIdent;
 use floe::adapters::local;
-use std::collections::BTreeMap;
 
 use anyhow::bail;
 use floe::config::{EngineConfig, FloeToml, TableConfig};

@@ -5,8 +5,8 @@
 
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use floe::TableIdent;
-use floe::handlers::load_floe_toml;
 use floe::adapters::aws::{AwsSettings, Clients};
+use floe::handlers::load_floe_toml;
 use floe::ports::ObjectStore;
 use serde::Serialize;
 

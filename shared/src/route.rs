@@ -213,14 +213,11 @@ impl<T: Clone> Batches<T> {
 
 impl<T> IntoIterator for Batches<T> {
     type Item = (TableConfig, Vec<T>);
-    type IntoIter = std::iter::Map<
-        std::collections::btree_map::IntoIter<(TableIdent, Option<String>), (TableConfig, Vec<T>)>,
-        fn(((TableIdent, Option<String>), (TableConfig, Vec<T>))) -> (TableConfig, Vec<T>),
-    >;
+    type IntoIter = std::collections::btree_map::IntoValues<(TableIdent, Option<String>), (TableConfig, Vec<T>)>;
 
     /// The batches, by table then route.
     fn into_iter(self) -> Self::IntoIter {
-        self.by_key.into_iter().map(|(_, batch)| batch)
+        self.by_key.into_values()
     }
 }
 

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{Event, NotificationConfiguration, QueueConfiguration};
 use aws_sdk_sqs::types::QueueAttributeName;
-use floe::handlers::compactor::{CompactorEnv, handle_compactor};
-use floe::handlers::{Router, WriterEnv, handle_committer, handle_writer};
 use floe::adapters::aws::{self, AwsSettings, Catalog, Clients, SqsQueue};
 use floe::config::EngineConfig;
+use floe::handlers::compactor::{CompactorEnv, handle_compactor};
+use floe::handlers::{Router, WriterEnv, handle_committer, handle_writer};
 use floe::pipeline::commit::{Committer, MessageResult};
 use floe::ports::Ports;
 use floe::sample::{self, Corruption, EventsSpec};
@@ -904,8 +904,7 @@ async fn a_floe_toml_in_s3_routes_objects_and_rows_to_their_tables() {
         [[table]]\nname = \"ops.audit\"\nprefixes = [\"audit/\"]\n";
     let config_uri = format!("s3://{}/config/floe.toml", env.bucket("lake"));
     ports.store.put(&config_uri, bytes::Bytes::from(toml)).await.expect("put floe.toml");
-    let config =
-        floe::handlers::load_floe_toml(&config_uri, ports.store.as_ref()).await.expect("FLOE_CONFIG");
+    let config = floe::handlers::load_floe_toml(&config_uri, ports.store.as_ref()).await.expect("FLOE_CONFIG");
     let writer_env = WriterEnv {
         router: Router::new(Some(config), "default.events".parse().unwrap()),
         ..env.writer_env("default.events")

@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
-use floe::handlers::compactor::{CompactorEnv, handle_compactor};
-use floe::handlers::{Router, WriterEnv, handle_committer, handle_writer};
 use floe::adapters::aws::{self, Catalog, SqsQueue};
 use floe::config::EngineConfig;
 use floe::fault::{FaultPoint, Faults, crash_point};
+use floe::handlers::compactor::{CompactorEnv, handle_compactor};
+use floe::handlers::{Router, WriterEnv, handle_committer, handle_writer};
 use floe::pipeline::commit::Committer;
 use floe::ports::{Ports, Queue, RetryPolicy};
 use floe::sample::{self, Corruption, EventsSpec};

@@ -183,9 +183,9 @@ async fn rival_evolutions_through_the_functions_on_moto() {
     use std::time::Duration;
 
     use aws_sdk_s3::primitives::ByteStream;
-    use floe::handlers::{Router, WriterEnv, handle_committer, handle_writer};
     use floe::adapters::aws::{self, Catalog, SqsQueue};
     use floe::config::EngineConfig;
+    use floe::handlers::{Router, WriterEnv, handle_committer, handle_writer};
     use tokio::sync::Mutex;
 
     use crate::aws::{Env, create_on_first_sight};

@@ -6,9 +6,9 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use floe::handlers::compactor::{CompactorEnv, ShareRequest, TableRun, handle_compactor, handle_shares};
 use floe::adapters::local::SqliteQueue;
 use floe::config::TableConfig;
+use floe::handlers::compactor::{CompactorEnv, ShareRequest, TableRun, handle_compactor, handle_shares};
 use floe::pipeline::commit::Committer;
 use floe::pipeline::compact::{CompactOptions, plan_table};
 use floe::pipeline::ingest::{IngestOptions, ingest};

@@ -479,7 +479,7 @@ def test_a_real_account_gets_alarms_bounded_storage_and_no_clash_with_what_exist
             a = alarm(f'function_throttles["{role}"]')
             assert (a["namespace"], a["metric_name"], a["dimensions"]) == (
                 "AWS/Lambda", "Throttles", {"FunctionName": f"{prefix}-{role}"}), a
-        lag, quarantined = alarm("freshness_lag"), alarm("quarantined")
+        lag, quarantined = alarm('floe["freshness-lag"]'), alarm('floe["quarantined"]')
         assert (lag["namespace"], lag["metric_name"], lag["dimensions"], lag["threshold"]) == (
             "Floe", "freshness_lag_ms", {"Function": f"{prefix}-committer"}, 300_000), lag
         assert (quarantined["namespace"], quarantined["metric_name"], quarantined["dimensions"]) == (

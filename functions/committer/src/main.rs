@@ -4,9 +4,9 @@
 //! invocations, so steady-state commits read no table metadata.
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use floe::handlers::handle_committer;
 use floe::adapters::aws::{ColdStart, SqsQueue, cold_start};
 use floe::config::EngineConfig;
+use floe::handlers::handle_committer;
 use floe::pipeline::commit::Committer;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use tokio::sync::Mutex;

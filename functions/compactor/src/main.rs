@@ -3,8 +3,8 @@
 //! the share queue; from that queue (its event source mapping), runs one share. Rewrite
 //! requests go to the commit queue for the committer. It never writes table metadata.
 
-use floe::handlers::compactor::{CompactorEnv, handle_event};
 use floe::adapters::aws::{ColdStart, SqsQueue, cold_start};
+use floe::handlers::compactor::{CompactorEnv, handle_event};
 use floe::ports::Queue;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 

@@ -643,7 +643,7 @@ mod tests {
             check_sweep_age(h, hours((h - 24).max(h / 2))).unwrap();
         }
         let sample: serde_json::Value =
-            serde_json::from_str(include_str!("../../../../../events/compactor/daily-sweep.json")).unwrap();
+            serde_json::from_str(include_str!("../../../events/compactor/daily-sweep.json")).unwrap();
         let detail: Detail = serde_json::from_value(sample["detail"].clone()).unwrap();
         check_sweep_age(detail.sweep_older_than_hours.unwrap(), hours(336))
             .expect("the sample event, as the module deploys it");

@@ -12,14 +12,12 @@ pub mod compactor;
 mod notification;
 mod writer;
 
-use std::collections::BTreeMap;
-
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use tokio::sync::Mutex;
 use tracing::{error, info, warn};
 
 use crate::adapters::aws::SqsQueue;
-use crate::config::{EngineConfig, FloeToml, TableConfig};
+use crate::config::{EngineConfig, FloeToml};
 use crate::fault::FaultPoint;
 use crate::pipeline::commit::{Committer, MessageResult};
 use crate::pipeline::write::{quarantine, write};
@@ -357,7 +355,10 @@ pub async fn load_floe_toml(location: &str, store: &dyn ObjectStore) -> Result<F
 
 /// Reads the function configuration from the environment (`FLOE_WAREHOUSE`, `FLOE_CONFIG`,
 /// `FLOE_DEFAULT_TABLE`, `FLOE_DLQ_URL`, `FLOE_TABLE_CACHE_SECS`, `FLOE_CREATE_WAIT_SECS`). Only the function binaries call this.
-pub async fn writer_env_from_env(store: &dyn ObjectStore, clients: &crate::adapters::aws::Clients) -> Result<WriterEnv> {
+pub async fn writer_env_from_env(
+    store: &dyn ObjectStore,
+    clients: &crate::adapters::aws::Clients,
+) -> Result<WriterEnv> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let warehouse =
         var("FLOE_WAREHOUSE").ok_or_else(|| Error::Config("FLOE_WAREHOUSE (s3://bucket/prefix) is not set".into()))?;
