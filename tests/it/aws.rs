@@ -643,6 +643,49 @@ async fn glue_swaps_skip_the_table_version_archive_unless_asked() {
     }
 }
 
+/// Refuses every `CreateDatabase`, as Lake Formation may for a database that exists.
+#[derive(Clone, Default, Debug)]
+struct RefuseCreateDatabase;
+
+impl aws_sdk_glue::config::Intercept for RefuseCreateDatabase {
+    fn name(&self) -> &'static str {
+        "RefuseCreateDatabase"
+    }
+
+    fn read_before_transmit(
+        &self,
+        ctx: &aws_sdk_glue::config::interceptors::BeforeTransmitInterceptorContextRef<'_>,
+        _: &aws_sdk_glue::config::RuntimeComponents,
+        _: &mut aws_sdk_glue::config::ConfigBag,
+    ) -> Result<(), aws_sdk_glue::error::BoxError> {
+        if ctx.request().headers().get("x-amz-target").unwrap_or_default().ends_with("CreateDatabase") {
+            return Err("injected: CreateDatabase refused".into());
+        }
+        Ok(())
+    }
+}
+
+/// A table's first commit in a database that exists (Athena's `default`, or one Lake Formation
+/// governs) never asks to create the database: only a missing one is created.
+#[tokio::test]
+async fn a_table_in_an_existing_glue_database_never_asks_to_create_it() {
+    use aws_sdk_glue::types::DatabaseInput;
+    use floe::adapters::aws::GlueTablePointer;
+    use floe::ports::TablePointer;
+
+    let env = Env::new(Catalog::Glue { catalog_id: None, keep_archive: false }).await;
+    let existing = format!("there_{}", env.suffix);
+    let input = DatabaseInput::builder().name(&existing).build().expect("input");
+    env.clients.glue.create_database().database_input(input).send().await.expect("made by another engine");
+    let conf = env.clients.glue.config().to_builder().interceptor(RefuseCreateDatabase).build();
+    let pointer = GlueTablePointer::new(aws_sdk_glue::Client::from_conf(conf), None);
+    let table = floe::TableIdent::new(existing.clone(), "events".to_string());
+    pointer.create(&table, "s3://w/t/metadata/00000-a.metadata.json").await.expect("created in the existing database");
+    let missing = floe::TableIdent::new(format!("missing_{}", env.suffix), "events".to_string());
+    let err = pointer.create(&missing, "s3://w/u/metadata/00000-a.metadata.json").await.expect_err("must create it");
+    assert!(err.to_string().contains("injected"), "a missing database is created: {err}");
+}
+
 /// An object overwritten between its notification and the writer's read: K put as v1, then v2,
 /// and both notifications delivered, in both orders. On a versioned bucket each notification
 /// reads its own version (both land, once each); on an unversioned one v1's bytes are gone, so

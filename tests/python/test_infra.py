@@ -710,6 +710,8 @@ def test_roles_are_least_privilege(deployed):
                           "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl")],
                       *[(a, r, {}) for a, r in cat_reads]],
     }
+    if deployed["catalog"] == "glue":  # the committer asks for a table's database before it creates one
+        needed["committer"].append(("glue:GetDatabase", f"arn:aws:glue:{region}:{acct}:database/default", {}))
     # A GET or HEAD of a missing key is a 404 only for a caller that may list the bucket, and
     # S3 checks that without an `s3:prefix`: with a prefix condition, every "not found" the code
     # expects (maintenance, quarantine replay, a writer's put-conflict check) was a 403.

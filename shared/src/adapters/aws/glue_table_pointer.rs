@@ -80,7 +80,16 @@ impl GlueTablePointer {
         }
     }
 
+    /// Creates the database `namespace` if it is missing. An existing one is used as it is, and
+    /// asked for first: where databases are governed (Lake Formation), `CreateDatabase` of one
+    /// that exists may be refused outright, and the role needs no right to create it.
     async fn ensure_database(&self, namespace: &str) -> Result<(), PortError> {
+        let got = self.client.get_database().set_catalog_id(self.catalog_id.clone()).name(namespace).send().await;
+        match got.map_err(|e| error::map(format!("Glue database {namespace}"), e)) {
+            Ok(_) => return Ok(()),
+            Err(PortError::NotFound(_)) => {}
+            Err(other) => return Err(other),
+        }
         let input =
             DatabaseInput::builder().name(namespace).description("Created by Floe").build().map_err(error::build)?;
         let out =
