@@ -100,8 +100,13 @@ async fn a_ticks_plan_runs_over_several_invocations_and_every_partition_gets_its
     let cfg = events_table("ev.fanout");
     let objects = h.events("a", 6, 200, 11, 0.05).await;
     let batches = IngestOptions { writers: 2, batch_objects: 1, ..Default::default() };
-    let r = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, objects.clone(), &batches).await.expect("ingest");
-    assert!(r.quarantined.is_empty());
+    // One snapshot per object, so the plan (its order is by data sequence number) is the same
+    // on every run: one ingest of them all commits them in as many snapshots as its committer
+    // happens to make.
+    for o in &objects {
+        let r = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, vec![o.clone()], &batches).await.expect("ingest");
+        assert!(r.quarantined.is_empty());
+    }
     let env = compactor_env("ev.fanout", "3");
     let shares = SqliteQueue::open(&h.dir.path().join("shares.db"), "shares").expect("queue");
 
@@ -153,12 +158,14 @@ async fn a_ticks_plan_runs_over_several_invocations_and_every_partition_gets_its
     let next_plan = plan_table(&h.ports, &cfg.table, &env.options).await.expect("plan");
     let next = next_plan.shares(2);
     assert!(next.iter().any(|s| s.partitions.iter().any(|p| served.contains(p))), "served partitions are due again");
-    // Partitions in the new plan's order, with their oldest input.
+    // Partitions in the new plan's order, with their oldest input (its data sequence number and
+    // whether it is a compacted file: one planned from a snapshot is newer than that snapshot's
+    // level-0 files).
     let meta = &next_plan.state.metadata;
-    let mut order: Vec<(String, i64)> = vec![];
+    let mut order: Vec<(String, (i64, bool))> = vec![];
     for t in &next_plan.tasks {
         let p = floe::table::partition_path(meta.default_partition_spec(), meta.current_schema(), &t.partition);
-        let oldest = t.inputs.iter().map(|f| f.seq).min().expect("inputs");
+        let oldest = t.inputs.iter().map(|f| (f.seq, f.level() > 0)).min().expect("inputs");
         match order.last_mut() {
             Some((q, seq)) if *q == p => *seq = (*seq).min(oldest),
             _ => order.push((p, oldest)),
@@ -166,10 +173,11 @@ async fn a_ticks_plan_runs_over_several_invocations_and_every_partition_gets_its
     }
     let s1 = plan.state.metadata.current_snapshot().expect("a snapshot").sequence_number();
     let only_served = |p: &String| served.contains(p) && !waiting.contains(p);
-    assert!(order.iter().filter(|(p, _)| only_served(p)).all(|(_, seq)| *seq >= s1), "served: all newer {order:?}");
+    assert!(order.iter().filter(|(p, _)| only_served(p)).all(|(_, seq)| *seq >= (s1, true)), "served: all newer {order:?}");
     assert!(order.windows(2).all(|w| w[0].1 <= w[1].1), "most urgent first: {order:?}");
     let first_served = order.iter().position(|(p, _)| only_served(p));
-    let last_waiting = order.iter().rposition(|(p, seq)| waiting.contains(p) && *seq < s1);
+    let last_waiting = order.iter().rposition(|(p, seq)| waiting.contains(p) && *seq <= (s1, false));
+    assert!(first_served.is_some(), "a partition the first shares served whole: {order:?}");
     assert!(last_waiting.is_some() && last_waiting < first_served, "the partitions that waited come first: {order:?}");
 
     // Ticks, with invocations enough for every share, until nothing is due: every key once.

@@ -154,13 +154,15 @@ pub struct PartitionDebt {
 /// Plans the tasks for the live files of the current spec `spec_id` (files of older specs are
 /// left alone). A partition's tasks come together, in the order they must be planned (each
 /// references the inputs of those before it); partitions come most urgent first: the one whose
-/// oldest input has the lowest data sequence number, then in partition order.
+/// oldest input has the lowest data sequence number, a compacted input after a level-0 one of
+/// the same number, then in partition order.
 ///
 /// That order is what keeps a run of bounded size (`max_tasks`, a share of a tick) from
 /// starving a partition: a partition left for later keeps its oldest input, while a file a writer
 /// adds is newer than every live file and a file a run writes takes the sequence number of the
-/// snapshot it was planned from, no older than any file live then; so once the table moves on,
-/// a partition that waited comes before those served since.
+/// snapshot it was planned from, no older than any file live then, and newer than a level-0 file
+/// of that same number (its rows were committed by then); so a partition that waited comes
+/// before those served since.
 pub fn plan(files: &[LiveFile], spec_id: i32, policy: &Policy) -> Vec<Task> {
     let mut parts: Vec<Vec<Task>> = partitions(files, spec_id)
         .into_values()
@@ -168,7 +170,7 @@ pub fn plan(files: &[LiveFile], spec_id: i32, policy: &Policy) -> Vec<Task> {
         .filter(|tasks| !tasks.is_empty())
         .collect();
     // A stable sort: partitions of equal urgency stay in partition order.
-    parts.sort_by_key(|tasks| tasks.iter().flat_map(|t| &t.inputs).map(|f| f.seq).min());
+    parts.sort_by_key(|tasks| tasks.iter().flat_map(|t| &t.inputs).map(|f| (f.seq, f.level() > 0)).min());
     parts.into_iter().flatten().collect()
 }
 
@@ -441,6 +443,14 @@ mod tests {
         let next = plan(&after, 0, &p);
         let firsts: Vec<&str> = next.iter().map(|t| t.inputs[0].path.as_str()).take(3).collect();
         assert_eq!(firsts, ["p3-0", "p1-0", "p4-0"]);
+        // Partition 1 compacted from snapshot 8, which committed partition 2's oldest file: its
+        // level-1 files (due for a merge) were planned once that file was committed, so they
+        // come after it.
+        let mut tie: Vec<LiveFile> = (0..3).map(|i| file(&format!("L1-p1-{i}"), 300, 8, 1)).collect();
+        tie.extend((0..3).map(|i| file(&format!("p1-new{i}"), 100, 31 + i, 1)));
+        tie.extend((0..3).map(|i| file(&format!("p2-{i}"), 100, 8 + i, 2)));
+        let firsts: Vec<String> = plan(&tie, 0, &p).iter().map(|t| t.inputs[0].path.clone()).collect();
+        assert_eq!(firsts, ["p2-0", "p1-new0", "L1-p1-0"], "a compacted file after a level-0 file of its number");
     }
 
     #[test]
