@@ -36,17 +36,16 @@ pub(crate) struct BackfillArgs {
 
 /// The writer function's routing, from the same environment it reads.
 async fn deployment_router(store: &S3ObjectStore) -> anyhow::Result<floe::handlers::Router> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let config = match var("FLOE_CONFIG") {
+    let vars = floe::settings::Vars::new(&floe::settings::env);
+    let config = match vars.get("FLOE_CONFIG") {
         Some(loc) => Some(floe::handlers::load_floe_toml(&loc, store).await?),
         None => None,
     };
-    let default_table = var("FLOE_DEFAULT_TABLE").unwrap_or_else(|| "default.events".into()).parse()?;
-    Ok(floe::handlers::Router::new(config, default_table))
+    Ok(floe::handlers::Router::new(config, vars.default_table()?))
 }
 
 pub(crate) async fn run(a: BackfillArgs) -> anyhow::Result<ExitCode> {
-    let settings = AwsSettings::from_env()?;
+    let settings = AwsSettings::from_lookup(floe::settings::env)?;
     let clients = Clients::load(&settings).await;
     let store = S3ObjectStore::new(clients.s3.clone());
     let only = match &a.table {

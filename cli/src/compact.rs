@@ -81,7 +81,7 @@ pub(crate) async fn run(a: CompactArgs) -> anyhow::Result<ExitCode> {
 /// Compacts `table` and prints what was done; returns the sources quarantined meanwhile (of
 /// overlapping manifests its committer met: see `CommitTotals::quarantined`).
 pub(crate) async fn compact_table(ports: &Ports, table: &TableIdent, s: &CompactSettings) -> anyhow::Result<usize> {
-    let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
+    let engine = EngineConfig::from_lookup(floe::settings::env)?;
     let (report, totals) =
         compact_and_commit(&engine, ports, table, &s.options()?, std::time::Duration::from_secs(300))
             .await

@@ -17,7 +17,7 @@ use floe::adapters::aws::emf::Emf;
 use floe::adapters::aws::{AwsSettings, Clients, SqsQueue, connect_with};
 use floe::config::EngineConfig;
 use floe::handlers::compactor::{CompactorEnv, handle_compactor, handle_share_event};
-use floe::handlers::{handle_committer, handle_writer, writer_env_from_env};
+use floe::handlers::{handle_committer, handle_writer, writer_env};
 use floe::pipeline::commit::Committer;
 use floe::ports::Queue;
 use tokio::sync::Mutex;
@@ -59,13 +59,16 @@ pub(crate) struct RunFunctionArgs {
 }
 
 pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
-    let settings = AwsSettings::from_env()?;
+    let settings = AwsSettings::from_lookup(floe::settings::env)?;
     let clients = Clients::load(&settings).await;
-    let emf = Emf::new(match a.function {
-        Function::Writer => "floe-writer",
-        Function::Committer => "floe-committer",
-        Function::Compactor => "floe-compactor",
-    });
+    let emf = Emf::new(
+        match a.function {
+            Function::Writer => "floe-writer",
+            Function::Committer => "floe-committer",
+            Function::Compactor => "floe-compactor",
+        },
+        floe::settings::env,
+    );
     let ports = connect_with(&settings, &clients).await?.with_metrics(emf.recorder());
     // What each invocation recorded, as the function's CloudWatch EMF line (on stderr here).
     let emit = || {
@@ -75,7 +78,7 @@ pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
     };
     match a.function {
         Function::Compactor => {
-            let env = CompactorEnv::from_lookup(|k| std::env::var(k).ok())?;
+            let env = CompactorEnv::from_lookup(floe::settings::env)?;
             if let Some(url) = a.queue_url.clone() {
                 let mapping = Mapping::new(&clients, url, &a);
                 return mapping
@@ -102,7 +105,7 @@ pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
             let Some(url) = a.queue_url.clone() else {
                 bail!("the writer reads the ingest queue: pass --queue-url (the deployment's ingest_queue_url)")
             };
-            let env = writer_env_from_env(ports.store.as_ref(), &clients).await?;
+            let env = writer_env(floe::settings::env, ports.store.as_ref(), &clients).await?;
             let mapping = Mapping::new(&clients, url, &a);
             mapping
                 .run(|event| async {
@@ -123,7 +126,7 @@ pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
             let queue = SqsQueue::new(clients.sqs.clone(), &url)
                 .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
             let requeue = SqsQueue::new(clients.sqs.clone(), settings.ingest_queue()?);
-            let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
+            let engine = EngineConfig::from_lookup(floe::settings::env)?;
             let committer = Mutex::new(Committer::new(engine, ports.clone()).with_warehouse(&settings.warehouse));
             let mapping = Mapping::new(&clients, url, &a);
             mapping

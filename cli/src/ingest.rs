@@ -122,7 +122,7 @@ async fn routed(
     if !toml.tables.iter().any(|t| t.prefixes.as_ref().is_some_and(|p| !p.is_empty())) {
         bail!("the floe.toml routes nothing (no [[table]] has `prefixes`): give --table");
     }
-    let router = Router::new(Some(toml), "default.events".parse()?);
+    let router = Router::new(Some(toml), floe::settings::DEFAULT_TABLE.parse()?);
     let mut batches = floe::route::Batches::default();
     let mut unrouted = vec![];
     for (path, key) in inputs::keyed(&a.paths)? {
@@ -205,7 +205,7 @@ async fn ingest_one(
         opts.writers = w.max(1);
     }
     let progress = Progress::start(counters.clone(), objects.len() as u64);
-    let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
+    let engine = EngineConfig::from_lookup(floe::settings::env)?;
     let report = ingest(&engine, ports, &cfg, &warehouse, objects, &opts)
         .await
         .with_context(|| format!("ingest into {table} failed"))?;

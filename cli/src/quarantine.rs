@@ -34,8 +34,8 @@ pub(crate) struct Target {
     #[arg(long)]
     aws: bool,
     /// Only records of this kind (`corrupt`, `schema`, `too-large`, `empty`, `unrouted`, ...).
-    #[arg(long)]
-    kind: Option<String>,
+    #[arg(long, value_parser = |k: &str| floe::RejectionKind::known(k).map_err(|e| e.to_string()))]
+    kind: Option<floe::RejectionKind>,
     /// Only objects whose URI starts with this.
     #[arg(long)]
     prefix: Option<String>,
@@ -91,7 +91,7 @@ fn local_ports(dir: &std::path::Path) -> anyhow::Result<floe::ports::Ports> {
 }
 
 async fn aws_ledger() -> anyhow::Result<(AwsSettings, Clients, DynamoDbLedger)> {
-    let settings = AwsSettings::from_env()?;
+    let settings = AwsSettings::from_lookup(floe::settings::env)?;
     let clients = Clients::load(&settings).await;
     let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table).with_ttl(settings.ledger_ttl);
     Ok((settings, clients, ledger))
@@ -126,8 +126,8 @@ async fn replay_cmd(a: &ReplayArgs) -> anyhow::Result<ExitCode> {
                 }
                 None => None,
             };
-            let router = floe::route::Router::new(toml, "default.events".parse()?);
-            let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
+            let router = floe::route::Router::new(toml, floe::settings::DEFAULT_TABLE.parse()?);
+            let engine = EngineConfig::from_lookup(floe::settings::env)?;
             let r = replay(&engine, &ports, &warehouse, &records, table.as_ref(), &router, &opts).await?;
             for u in &r.landed {
                 println!("landed\t{u}");

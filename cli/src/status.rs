@@ -103,7 +103,7 @@ async fn local_report(a: &StatusArgs) -> anyhow::Result<Report> {
 }
 
 async fn aws_report(a: &StatusArgs) -> anyhow::Result<Report> {
-    let settings = floe::adapters::aws::AwsSettings::from_env()?;
+    let settings = floe::adapters::aws::AwsSettings::from_lookup(floe::settings::env)?;
     let clients = floe::adapters::aws::Clients::load(&settings).await;
     let ports = floe::adapters::aws::connect_with(&settings, &clients).await?;
     let (tables, named) = match &a.table {
@@ -149,7 +149,7 @@ async fn report(
     for q in floe::pipeline::quarantine::outstanding(ports.ledger.as_ref()).await? {
         out.quarantined.total += 1;
         *out.quarantined.by_table.entry(q.table.unwrap_or_else(|| "(unrouted)".into())).or_default() += 1;
-        *out.quarantined.by_kind.entry(q.rejection.kind).or_default() += 1;
+        *out.quarantined.by_kind.entry(q.rejection.kind.to_string()).or_default() += 1;
     }
     Ok(out)
 }

@@ -29,9 +29,9 @@ pub(crate) struct QueueDepth {
 /// The tables the deployment routes to: every table FLOE_CONFIG names (its `[[table]]`s and
 /// `[routing] default_table`), and FLOE_DEFAULT_TABLE.
 pub(crate) async fn aws_tables(store: &dyn ObjectStore) -> anyhow::Result<Vec<TableIdent>> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let vars = floe::settings::Vars::new(&floe::settings::env);
     let mut out: Vec<TableIdent> = vec![];
-    if let Some(loc) = var("FLOE_CONFIG") {
+    if let Some(loc) = vars.get("FLOE_CONFIG") {
         let cfg = load_floe_toml(&loc, store).await?;
         if let Some(t) = &cfg.routing.default_table {
             out.push(t.parse()?);
@@ -42,7 +42,7 @@ pub(crate) async fn aws_tables(store: &dyn ObjectStore) -> anyhow::Result<Vec<Ta
             }
         }
     }
-    out.push(var("FLOE_DEFAULT_TABLE").unwrap_or_else(|| "default.events".into()).parse()?);
+    out.push(vars.default_table()?);
     out.sort();
     out.dedup();
     Ok(out)

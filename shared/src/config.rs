@@ -346,15 +346,8 @@ impl EngineConfig {
     /// age limit ([`EngineConfig::max_commit_age`]). A value that is not a positive whole number
     /// of bytes is an error, never silently replaced.
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
-        let number = |k: &str| -> Result<Option<u64>> {
-            match var(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
-                None => Ok(None),
-                Some(v) => match v.parse::<u64>() {
-                    Ok(n) if n > 0 => Ok(Some(n)),
-                    _ => Err(Error::Config(format!("{k} must be a positive whole number, got `{v}`"))),
-                },
-            }
-        };
+        let vars = crate::settings::Vars::new(&var);
+        let number = |k: &str| vars.number(k, 1);
         let mut cfg = match number("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")? {
             Some(mib) => EngineConfig::for_memory(mib),
             None => EngineConfig::default(),
@@ -370,9 +363,7 @@ impl EngineConfig {
                 *field = n;
             }
         }
-        if let Some(hours) = number("FLOE_MAX_COMMIT_AGE_HOURS")? {
-            cfg.max_commit_age = Some(std::time::Duration::from_secs(hours.saturating_mul(3600)));
-        }
+        cfg.max_commit_age = vars.hours("FLOE_MAX_COMMIT_AGE_HOURS")?;
         Ok(cfg)
     }
 }

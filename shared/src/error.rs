@@ -1,11 +1,26 @@
-//! Error types: [`PortError`] for adapters behind the ports, [`Error`] for the engine.
+//! Error types: [`PortError`] for adapters behind the ports, [`Error`] for the engine,
+//! [`Rejection`] for a source object that is quarantined.
 //!
-//! Context lives in fields (which object, which table, which field), not only in the message, so
-//! callers can report and route failures without parsing strings. Both enums answer
-//! `is_retryable()`: a retryable error is worth trying again unchanged (throttling, a lost race,
-//! a transient I/O failure); a non-retryable one needs a different input or an operator.
+//! [`Error`]'s variants say who must act, so a handler can decide what to do with a failure
+//! (retry it, dead-letter it, tell the user) without reading its text:
+//! - **the user's settings**: [`Error::Config`] (`floe.toml`, `FLOE_*` variables, flags, and a
+//!   table's partition or sort terms checked against its schema);
+//! - **the producer's data or message**: [`Error::Schema`], [`Error::Data`], [`Error::Message`],
+//!   [`Error::NoTableDefinition`];
+//! - **the outside world**: [`Error::Port`], [`Error::Io`], and the races a retry settles
+//!   ([`Error::LockHeld`], [`Error::LockLost`], [`Error::NotLive`], [`Error::CommitFailed`]);
+//! - **Floe itself**: [`Error::Internal`], a broken invariant (a bug), with a backtrace;
+//! - **not supported yet**: [`Error::UnsupportedFormat`], [`Error::UnsupportedTableFeature`].
+//!
+//! Context lives in fields (which object, which table, which field), not only in the message, and
+//! causes are kept as `source`s. Both enums answer `is_retryable()`: a retryable error is worth
+//! trying again unchanged (throttling, a lost race, a transient I/O failure); a non-retryable one
+//! needs a different input or an operator.
 
 use std::fmt;
+
+/// A boxed cause.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Errors raised by port adapters (object store, queue, table pointer, ledger, lock).
 #[derive(Debug, thiserror::Error)]
@@ -29,13 +44,13 @@ pub enum PortError {
         context: String,
         /// The underlying failure.
         #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
+        source: BoxError,
     },
 }
 
 impl PortError {
     /// Wraps a backend failure with what was being done.
-    pub fn io(context: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+    pub fn io(context: impl Into<String>, source: impl Into<BoxError>) -> Self {
         PortError::Io { context: context.into(), source: source.into() }
     }
 
@@ -49,22 +64,113 @@ impl PortError {
 /// silently dropped and never partly committed.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Rejection {
-    /// Short machine-readable class: `empty`, `corrupt`, `schema`, `too-large`, `unreadable`.
-    pub kind: String,
+    /// The class of refusal.
+    pub kind: RejectionKind,
     /// Human-readable reason, naming the field or byte offset where known.
     pub reason: String,
 }
 
 impl Rejection {
     /// A rejection of the given class.
-    pub fn new(kind: &str, reason: impl Into<String>) -> Self {
-        Rejection { kind: kind.to_string(), reason: reason.into() }
+    pub fn new(kind: RejectionKind, reason: impl Into<String>) -> Self {
+        Rejection { kind, reason: reason.into() }
     }
 }
 
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.kind, self.reason)
+    }
+}
+
+/// The classes of [`Rejection`]. Each is stored and shown by its name (`too-large`); a name this
+/// build does not know (a record a newer build wrote) reads back as [`RejectionKind::Other`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum RejectionKind {
+    /// `empty`: the object holds no rows.
+    Empty,
+    /// `corrupt`: not an Avro object container file, or damaged (the reason gives the offset).
+    Corrupt,
+    /// `schema`: its schema or a value cannot land in the table exactly.
+    Schema,
+    /// `too-large`: over a size limit (rows, a block, a value).
+    TooLarge,
+    /// `unreadable`: it is there but cannot be read as things stand (archived, access denied):
+    /// replayed once restored or permitted.
+    Unreadable,
+    /// `unsupported-codec`: compressed with a codec Floe does not read.
+    UnsupportedCodec,
+    /// `unrouted`: no table of the deployment takes it.
+    Unrouted,
+    /// `superseded`: the notified version was gone (overwritten or deleted) before it was read.
+    Superseded,
+    /// `overlap`: its manifest overlapped another batch's committed sources; replay lands it.
+    Overlap,
+    /// A name this build does not know.
+    Other(String),
+}
+
+impl RejectionKind {
+    /// Every class this build writes.
+    pub const KNOWN: [RejectionKind; 9] = [
+        RejectionKind::Empty,
+        RejectionKind::Corrupt,
+        RejectionKind::Schema,
+        RejectionKind::TooLarge,
+        RejectionKind::Unreadable,
+        RejectionKind::UnsupportedCodec,
+        RejectionKind::Unrouted,
+        RejectionKind::Superseded,
+        RejectionKind::Overlap,
+    ];
+
+    /// The stored name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RejectionKind::Empty => "empty",
+            RejectionKind::Corrupt => "corrupt",
+            RejectionKind::Schema => "schema",
+            RejectionKind::TooLarge => "too-large",
+            RejectionKind::Unreadable => "unreadable",
+            RejectionKind::UnsupportedCodec => "unsupported-codec",
+            RejectionKind::Unrouted => "unrouted",
+            RejectionKind::Superseded => "superseded",
+            RejectionKind::Overlap => "overlap",
+            RejectionKind::Other(s) => s,
+        }
+    }
+
+    /// A class named by a user (a filter): one this build knows, or an error listing them.
+    pub fn known(name: &str) -> Result<Self> {
+        Self::KNOWN.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
+            let names: Vec<&str> = Self::KNOWN.iter().map(RejectionKind::as_str).collect();
+            Error::Config(format!("quarantine kind `{name}` is not one of {}", names.join(", ")))
+        })
+    }
+}
+
+impl From<String> for RejectionKind {
+    fn from(name: String) -> Self {
+        Self::KNOWN.into_iter().find(|k| k.as_str() == name).unwrap_or(RejectionKind::Other(name))
+    }
+}
+
+impl From<&str> for RejectionKind {
+    fn from(name: &str) -> Self {
+        RejectionKind::from(name.to_string())
+    }
+}
+
+impl From<RejectionKind> for String {
+    fn from(kind: RejectionKind) -> Self {
+        kind.as_str().to_string()
+    }
+}
+
+impl fmt::Display for RejectionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -82,9 +188,40 @@ pub enum Error {
         /// Why it cannot be mapped.
         reason: String,
     },
-    /// Configuration the user gave is wrong (bad partition spec, unknown column, ...).
+    /// The user's settings are wrong (a `floe.toml` entry, a `FLOE_*` variable, a flag, a
+    /// partition or sort term the table's schema cannot take).
     #[error("configuration: {0}")]
     Config(String),
+    /// A message, event or request Floe was handed is malformed, or of a kind or version this
+    /// build does not read. Its sender must act; retrying it unchanged fails again.
+    #[error("message: {reason}{}", cause(source))]
+    Message {
+        /// What is wrong with it.
+        reason: String,
+        /// The decoder's failure, where there is one.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// A data file does not fit the table it is in or is committed to (another engine's file
+    /// without field ids, a value outside its column's type, a manifest naming a schema the
+    /// table lacks). Whoever wrote the file must act.
+    #[error("data: {reason}{}", cause(source))]
+    Data {
+        /// What does not fit, naming the file.
+        reason: String,
+        /// The reader's failure, where there is one.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// The machine Floe runs on failed it outside the ports: a local file it was pointed at.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The failure.
+        #[source]
+        source: BoxError,
+    },
     /// Arrow failed while converting data.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
@@ -97,9 +234,16 @@ pub enum Error {
     /// A message or metadata document failed to (de)serialize.
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),
-    /// An invariant of Floe's own broke: a bug, please report it.
-    #[error("internal error (a bug in Floe, please report it): {0}")]
-    Internal(String),
+    /// An invariant of Floe's own broke: a bug, please report it. Build it with
+    /// [`Error::internal`], which captures a backtrace (shown by `{:?}` when `RUST_BACKTRACE`
+    /// is set).
+    #[error("internal error (a bug in Floe, please report it): {message}")]
+    Internal {
+        /// What broke.
+        message: String,
+        /// Where.
+        trace: Box<std::backtrace::Backtrace>,
+    },
     /// The table does not exist.
     #[error("table {0} does not exist")]
     NoSuchTable(String),
@@ -177,6 +321,15 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A run over several tables (a compaction tick) failed for some: each table with its
+    /// error. The others' runs stand.
+    #[error("{what} failed for {}", failures.iter().map(|(t, e)| format!("{t}: {e}")).collect::<Vec<_>>().join("; "))]
+    Tables {
+        /// What was run.
+        what: String,
+        /// Each table that failed, and why.
+        failures: Vec<(String, Error)>,
+    },
     /// A commit could not be completed after retrying lost compare-and-swaps.
     #[error("commit to {table} failed after {attempts} attempt(s): {reason}")]
     CommitFailed {
@@ -195,6 +348,7 @@ impl Error {
         match self {
             Error::Port(p) => p.is_retryable() || matches!(p, PortError::Conflict(_)),
             Error::WriteFailed { source, .. } => source.is_retryable(),
+            Error::Tables { failures, .. } => failures.iter().all(|(_, e)| e.is_retryable()),
             Error::CommitFailed { .. } | Error::LockHeld { .. } | Error::LockLost { .. } => true,
             _ => false,
         }
@@ -204,7 +358,87 @@ impl Error {
     pub fn schema(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::Schema { field: field.into(), reason: reason.into() }
     }
+
+    /// A broken invariant of Floe's own, with a backtrace of where it was found.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Error::Internal { message: message.into(), trace: Box::new(std::backtrace::Backtrace::capture()) }
+    }
+
+    /// A malformed or unknown message.
+    pub fn message(reason: impl Into<String>) -> Self {
+        Error::Message { reason: reason.into(), source: None }
+    }
+
+    /// A message its decoder refused, with the decoder's failure.
+    pub fn message_from(reason: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Error::Message { reason: reason.into(), source: Some(source.into()) }
+    }
+
+    /// A data file that does not fit its table.
+    pub fn data(reason: impl Into<String>) -> Self {
+        Error::Data { reason: reason.into(), source: None }
+    }
+
+    /// A data file its reader refused, with the reader's failure.
+    pub fn data_from(reason: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Error::Data { reason: reason.into(), source: Some(source.into()) }
+    }
+
+    /// A failure of the machine outside the ports (a local file), with what was being done.
+    pub fn io(context: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Error::Io { context: context.into(), source: source.into() }
+    }
+}
+
+/// `: cause` when there is one, for messages that show their source inline (as
+/// [`PortError::Io`] does), so a caller that prints only the top error still sees why.
+fn cause(source: &Option<BoxError>) -> String {
+    source.as_ref().map_or_else(String::new, |e| format!(": {e}"))
 }
 
 /// Engine result.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejection_kinds_are_stored_by_name_and_unknown_names_survive() {
+        for kind in RejectionKind::KNOWN {
+            let json = serde_json::to_string(&Rejection::new(kind.clone(), "why")).unwrap();
+            assert!(json.contains(&format!("\"kind\":\"{kind}\"")), "{json}");
+            let back: Rejection = serde_json::from_str(&json).unwrap();
+            assert_eq!(back.kind, kind);
+            assert_eq!(RejectionKind::known(kind.as_str()).unwrap(), kind);
+        }
+        assert_eq!(RejectionKind::TooLarge.as_str(), "too-large");
+        // A record a newer build wrote reads back with its name, and is written back unchanged.
+        let back: Rejection = serde_json::from_str(r#"{"kind":"from-the-future","reason":"r"}"#).unwrap();
+        assert_eq!(back.kind, RejectionKind::Other("from-the-future".into()));
+        assert!(serde_json::to_string(&back).unwrap().contains("\"kind\":\"from-the-future\""));
+        // A user's filter must name a kind this build writes.
+        let e = RejectionKind::known("toolarge").unwrap_err().to_string();
+        assert!(matches!(RejectionKind::known("x"), Err(Error::Config(_))));
+        assert!(e.contains("`toolarge`") && e.contains("too-large") && e.contains("overlap"), "{e}");
+    }
+
+    #[test]
+    fn errors_keep_their_causes_and_say_who_acts() {
+        let bad_json = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let e = Error::message_from("not an S3 notification", bad_json);
+        assert!(e.to_string().starts_with("message: not an S3 notification: EOF"), "{e}");
+        assert!(std::error::Error::source(&e).is_some_and(|s| s.is::<serde_json::Error>()), "the cause is kept");
+        assert!(!e.is_retryable(), "a malformed message fails again unchanged");
+        assert_eq!(Error::data("file f lacks schema 3").to_string(), "data: file f lacks schema 3");
+        assert!(std::error::Error::source(&Error::data("x")).is_none());
+        let internal = Error::internal("not a list");
+        assert!(internal.to_string().contains("a bug in Floe") && internal.to_string().ends_with("not a list"));
+        let several = Error::Tables {
+            what: "compaction".into(),
+            failures: vec![("a.b".into(), Error::LockHeld { entity: "t".into() }), ("c.d".into(), Error::data("x"))],
+        };
+        assert_eq!(several.to_string(), "compaction failed for a.b: lock t is held by another committer; c.d: data: x");
+        assert!(!several.is_retryable(), "one failure needs someone to act");
+    }
+}

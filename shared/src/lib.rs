@@ -34,8 +34,11 @@
 //! | [`ports::Lock`] | committer lock | [`adapters::local::SqliteLock`] | DynamoDB |
 //! | [`ports::Metrics`] | counters, observations | [`ports::NoopMetrics`] | CloudWatch embedded metric format (`adapters::aws::emf`) |
 //!
-//! The core never reads the environment: binaries build [`config::EngineConfig`] and
-//! [`config::TableConfig`] and pass them in.
+//! The core never reads the environment: binaries pass a lookup ([`settings::env`]) to the
+//! settings readers ([`settings::Vars`], [`config::EngineConfig::from_lookup`]) or build
+//! [`config::EngineConfig`] and [`config::TableConfig`] themselves, and pass them in. Errors
+//! ([`Error`]) say who must act on them: the user's settings, the producer's data or message,
+//! the outside world, or Floe itself.
 #![warn(missing_docs)]
 
 pub mod adapters;
@@ -50,11 +53,12 @@ pub mod pipeline;
 pub mod ports;
 pub mod route;
 pub mod sample;
+pub mod settings;
 pub mod table;
 #[cfg(feature = "aws")]
 pub mod telemetry;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 
-pub use error::{Error, PortError, Rejection, Result};
+pub use error::{BoxError, Error, PortError, Rejection, RejectionKind, Result};
 pub use ports::TableIdent;

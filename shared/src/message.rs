@@ -125,7 +125,7 @@ impl PartitionValue {
     fn of(lit: &Literal) -> Result<Self> {
         use iceberg::spec::PrimitiveLiteral as P;
         let Literal::Primitive(p) = lit else {
-            return Err(Error::Config(format!("a partition value is not a primitive: {lit:?}")));
+            return Err(Error::internal(format!("a partition value is not a primitive: {lit:?}")));
         };
         Ok(match p {
             P::Boolean(v) => PartitionValue::Boolean(*v),
@@ -138,14 +138,14 @@ impl PartitionValue {
             P::Int128(v) => PartitionValue::Int128(v.to_string()),
             P::UInt128(v) => PartitionValue::Uint128(v.to_string()),
             P::AboveMax | P::BelowMin => {
-                return Err(Error::Config(format!("a partition value is out of its type's range: {p:?}")));
+                return Err(Error::data(format!("a partition value is out of its type's range: {p:?}")));
             }
         })
     }
 
     fn literal(&self) -> Result<Literal> {
         use iceberg::spec::PrimitiveLiteral as P;
-        let bad = |e: &dyn std::fmt::Display| Error::Config(format!("bad partition value {self:?}: {e}"));
+        let bad = |e: &dyn std::fmt::Display| Error::message(format!("bad partition value {self:?}: {e}"));
         Ok(Literal::Primitive(match self {
             PartitionValue::Boolean(v) => P::Boolean(*v),
             PartitionValue::Int(v) => P::Int(*v),
@@ -236,7 +236,7 @@ impl FileManifest {
         }
         let probe: Probe = serde_json::from_str(body)?;
         if probe.version != MESSAGE_VERSION {
-            return Err(Error::Config(format!(
+            return Err(Error::message(format!(
                 "file manifest version {} is not supported (this build reads version {MESSAGE_VERSION})",
                 probe.version
             )));
@@ -365,11 +365,11 @@ impl CommitRequest {
             Some(CREATE_KIND) if probe.version == MESSAGE_VERSION => {
                 Ok(CommitRequest::Create(Box::new(serde_json::from_str(body)?)))
             }
-            Some(kind @ (REWRITE_KIND | CREATE_KIND)) => Err(Error::Config(format!(
+            Some(kind @ (REWRITE_KIND | CREATE_KIND)) => Err(Error::message(format!(
                 "{kind} request version {} is not supported (this build reads version {MESSAGE_VERSION})",
                 probe.version
             ))),
-            Some(other) => Err(Error::Config(format!("commit message kind `{other}` is not known to this build"))),
+            Some(other) => Err(Error::message(format!("commit message kind `{other}` is not known to this build"))),
         }
     }
 
@@ -438,7 +438,7 @@ impl DataFileMeta {
     pub fn to_data_file_of(&self, file_schema: &Schema, schema: &Schema, spec: &PartitionSpec) -> Result<DataFile> {
         let ptype = spec.partition_type(file_schema)?;
         if ptype.fields().len() != self.partition.len() {
-            return Err(Error::Config(format!(
+            return Err(Error::message(format!(
                 "data file {} has {} partition values but spec {} has {} fields",
                 self.path,
                 self.partition.len(),
@@ -455,7 +455,7 @@ impl DataFileMeta {
                 .into_iter()
                 .collect()
         } else if self.partition_values.len() != self.partition.len() {
-            return Err(Error::Config(format!(
+            return Err(Error::message(format!(
                 "data file {} has two partition tuples of different lengths",
                 self.path
             )));
@@ -477,7 +477,7 @@ impl DataFileMeta {
                 let (Some(written), Some(now)) = (prim(file_schema), prim(schema)) else {
                     continue; // a column dropped from the schema: its bound is meaningless now
                 };
-                let bytes = B64.decode(b64).map_err(|e| Error::Config(format!("bad bound for field {id}: {e}")))?;
+                let bytes = B64.decode(b64).map_err(|e| Error::message_from(format!("bad bound for field {id}"), e))?;
                 out.insert(*id, widen(Datum::try_from_bytes(&bytes, written)?, &now)?);
             }
             Ok(out)
@@ -500,7 +500,7 @@ impl DataFileMeta {
         if let Some(id) = self.sort_order_id {
             b.sort_order_id(id);
         }
-        b.build().map_err(|e| Error::Config(format!("data file {}: {e}", self.path)))
+        b.build().map_err(|e| Error::message_from(format!("data file {}", self.path), e))
     }
 }
 
@@ -516,7 +516,7 @@ fn widen(d: Datum, to: &iceberg::spec::PrimitiveType) -> Result<Datum> {
         (L::Float(v), P::Double) => Datum::double(f64::from(v.0)),
         // The same unscaled bytes at the same scale: a wider precision reads them as they are.
         (L::Int128(_), P::Decimal { .. }) => Datum::try_from_bytes(&d.to_bytes()?, to.clone())?,
-        _ => return Err(Error::Config(format!("a {} bound cannot be read as {to}", d.data_type()))),
+        _ => return Err(Error::data(format!("a {} bound cannot be read as {to}", d.data_type()))),
     };
     Ok(out)
 }

@@ -183,7 +183,7 @@ fn name_of(t: &crate::config::TableSection) -> Result<TableIdent> {
 /// Why an object no table claims is quarantined: the same kind and words whichever entry point
 /// (the writer function, `floe ingest`) routed it.
 pub fn unrouted() -> crate::Rejection {
-    crate::Rejection::new("unrouted", "no table of the floe.toml has a prefix matching its key")
+    crate::Rejection::new(crate::RejectionKind::Unrouted, "no table of the floe.toml has a prefix matching its key")
 }
 
 /// Writer batches by table and row route: each table of an object's group takes the object in

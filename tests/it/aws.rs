@@ -447,7 +447,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     let table_name = if glue { format!("ns_{}.events", env.suffix) } else { "default.events".to_string() };
     let (ingest_url, ingest_arn) = env.queue("ingest").await;
     env.notify(ingest_arn).await;
-    let emf = floe::adapters::aws::emf::Emf::new("floe-test");
+    let emf = floe::adapters::aws::emf::Emf::new("floe-test", |_| None);
     let ports: Ports = aws::connect(&env.settings).await.expect("connect").with_metrics(emf.recorder());
     let (dlq_url, _) = env.queue("dlq").await;
     let (_keys, rows) = drop_files(&env, 4).await;
@@ -765,7 +765,7 @@ async fn overwritten_object_lands_what_each_notification_names(versioned: bool) 
             .await
             .expect("quarantine")
             .into_iter()
-            .filter(|r| r.table.as_deref() == Some(name) && r.rejection.kind == "superseded")
+            .filter(|r| r.table.as_deref() == Some(name) && r.rejection.kind == floe::RejectionKind::Superseded)
             .collect();
         assert_eq!(superseded.len(), usize::from(!versioned), "{name}: {superseded:?}");
     }
@@ -806,7 +806,9 @@ async fn overwritten_object_lands_what_each_notification_names(versioned: bool) 
         assert_eq!(kinds, ["\"superseded\"", "\"superseded\""], "both refusals reported");
         let late: Vec<_> = ports.ledger.quarantined().await.expect("quarantine").into_iter().collect();
         assert!(
-            late.iter().any(|r| r.table.as_deref() == Some("default.late") && r.rejection.kind == "superseded"),
+            late.iter()
+                .any(|r| r.table.as_deref() == Some("default.late")
+                    && r.rejection.kind == floe::RejectionKind::Superseded),
             "{late:?}"
         );
     }
@@ -1008,7 +1010,7 @@ async fn a_floe_toml_in_s3_routes_objects_and_rows_to_their_tables() {
     }
     let q = ports.ledger.quarantined().await.expect("quarantine");
     assert_eq!(q.len(), 1, "{q:?}");
-    assert!(q[0].uri.ends_with("other/d.avro") && q[0].rejection.kind == "unrouted", "{:?}", q[0]);
+    assert!(q[0].uri.ends_with("other/d.avro") && q[0].rejection.kind == floe::RejectionKind::Unrouted, "{:?}", q[0]);
 }
 
 /// Fails, once, the DynamoDB `UpdateItem` that would mark one given source committed.
@@ -1110,7 +1112,7 @@ async fn ledger_records_expire_only_once_settled_and_only_with_a_ttl() {
     let at = expires("ns.t|s3://b/a#1".into()).await.expect("a committed record expires");
     assert!((before + 30 * 86_400..=now() + 30 * 86_400).contains(&at), "{at}");
     assert_eq!(expires("ns.t|s3://b/b#1".into()).await, None, "still pending");
-    let rejection = floe::Rejection { kind: "corrupt".into(), reason: "not avro".into() };
+    let rejection = floe::Rejection { kind: floe::RejectionKind::Corrupt, reason: "not avro".into() };
     let record =
         QuarantineRecord { source_id: "s3://b/c#1".into(), uri: "s3://b/c".into(), table: None, rejection, at_ms: 1 };
     ledger.quarantine(record).await.expect("quarantine");
@@ -1162,7 +1164,9 @@ async fn notifications_naming_nothing_readable_are_never_dropped_silently() {
     assert!(response.batch_item_failures.is_empty());
     let records = ports.ledger.quarantined().await.expect("quarantined");
     assert!(
-        records.iter().any(|r| r.uri.ends_with("events/never-there.avro") && r.rejection.kind == "superseded"),
+        records
+            .iter()
+            .any(|r| r.uri.ends_with("events/never-there.avro") && r.rejection.kind == floe::RejectionKind::Superseded),
         "{records:?}"
     );
 }
@@ -1193,7 +1197,7 @@ async fn an_archived_object_is_refused_alone_and_its_batch_lands() {
     assert!(response.batch_item_failures.is_empty());
     let q = ports.ledger.quarantined().await.expect("quarantined");
     let refused = q.iter().find(|r| r.uri.ends_with("archived.avro")).expect("the archived object is quarantined");
-    assert_eq!(refused.rejection.kind, "unreadable", "{refused:?}");
+    assert_eq!(refused.rejection.kind, floe::RejectionKind::Unreadable, "{refused:?}");
     assert!(refused.rejection.reason.contains("archived"), "{refused:?}");
     let committer = Mutex::new(Committer::new(EngineConfig::default(), ports.clone()));
     let queue = SqsQueue::new(env.clients.sqs.clone(), &env.settings.commit_queue_url)

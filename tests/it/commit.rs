@@ -361,7 +361,11 @@ async fn concurrent_create_requests_register_the_first_definition_only() {
         assert!(ok.quarantined.is_empty(), "{:?}", ok.quarantined);
         let refused = write(&h.engine, &h.ports, &wt, misfits.clone()).await.unwrap();
         assert_eq!(refused.quarantined.len(), misfits.len(), "the losing definition's objects do not fit");
-        assert!(refused.quarantined.iter().all(|(_, r)| r.kind == "schema"), "{:?}", refused.quarantined);
+        assert!(
+            refused.quarantined.iter().all(|(_, r)| r.kind == floe::RejectionKind::Schema),
+            "{:?}",
+            refused.quarantined
+        );
         let msgs = drain(&h.ports).await;
         let out = committer.commit(&msgs).await;
         assert!(out.results.iter().all(|(_, r)| r.ack()), "{:?}", out.results);
@@ -591,7 +595,7 @@ async fn an_overlap_met_by_another_tables_ingest_is_quarantined_never_written_in
         .unwrap();
     let (uri, why) = r.quarantined.first().expect("the overlap's source is quarantined").clone();
     assert_eq!(r.quarantined.len(), 1, "{:?}", r.quarantined);
-    assert!(inputs.iter().any(|i| i.uri == uri) && why.kind == "overlap", "{uri}: {why}");
+    assert!(inputs.iter().any(|i| i.uri == uri) && why.kind == floe::RejectionKind::Overlap, "{uri}: {why}");
     let mut landed = contents(&h.ports, &other.table).await.event_ids();
     landed.sort();
     let mut own = source_event_ids(&other_inputs);
@@ -611,7 +615,7 @@ async fn an_overlap_met_by_a_compaction_is_quarantined_not_dropped() {
             .await
             .unwrap();
     assert_eq!(totals.quarantined.len(), 1, "{:?}", totals.quarantined);
-    assert_eq!(totals.quarantined[0].1.kind, "overlap");
+    assert_eq!(totals.quarantined[0].1.kind, floe::RejectionKind::Overlap);
     assert_eq!(contents(&h.ports, &table()).await.rows(), 200, "one of the two manifests landed");
     replay_lands_the_rest(&h, &inputs).await;
 }
@@ -714,7 +718,7 @@ async fn an_overlap_of_another_route_is_quarantined_even_for_the_same_table() {
     let mine = h.events("mine", 2, 50, 27, 0.0).await;
     let r = ingest_into(&h, &h.ports, events_table("web.events"), mine).await.unwrap();
     assert_eq!(r.quarantined.len(), 1, "{:?}", r.quarantined);
-    assert_eq!(r.quarantined[0].1.kind, "overlap");
+    assert_eq!(r.quarantined[0].1.kind, floe::RejectionKind::Overlap);
     assert_eq!(r.quarantined[0].0, inputs[2].uri);
 }
 

@@ -71,7 +71,7 @@ pub async fn verify(ports: &Ports, table: &TableIdent, expected: &[String], bad:
         .await
         .expect("quarantined")
         .into_iter()
-        .filter(|q| q.rejection.kind != "overlap" || open.contains(&q.source_id))
+        .filter(|q| q.rejection.kind != floe::RejectionKind::Overlap || open.contains(&q.source_id))
         .map(|q| q.uri)
         .collect();
     let v = Verdict {

@@ -173,7 +173,10 @@ async fn a_ticks_plan_runs_over_several_invocations_and_every_partition_gets_its
     }
     let s1 = plan.state.metadata.current_snapshot().expect("a snapshot").sequence_number();
     let only_served = |p: &String| served.contains(p) && !waiting.contains(p);
-    assert!(order.iter().filter(|(p, _)| only_served(p)).all(|(_, seq)| *seq >= (s1, true)), "served: all newer {order:?}");
+    assert!(
+        order.iter().filter(|(p, _)| only_served(p)).all(|(_, seq)| *seq >= (s1, true)),
+        "served: all newer {order:?}"
+    );
     assert!(order.windows(2).all(|w| w[0].1 <= w[1].1), "most urgent first: {order:?}");
     let first_served = order.iter().position(|(p, _)| only_served(p));
     let last_waiting = order.iter().rposition(|(p, seq)| waiting.contains(p) && *seq <= (s1, false));

@@ -85,10 +85,10 @@ async fn bad_files_are_quarantined_and_every_good_file_lands() {
     for (uri, r) in &report.quarantined {
         assert!(!r.reason.is_empty(), "{uri} has a reason");
         if uri.ends_with("other-schema.avro") {
-            assert_eq!(r.kind, "schema");
+            assert_eq!(r.kind, floe::RejectionKind::Schema);
         }
         if uri.ends_with("bad-empty.avro") {
-            assert_eq!(r.kind, "empty");
+            assert_eq!(r.kind, floe::RejectionKind::Empty);
         }
     }
     let t = contents(&h.ports, &cfg.table).await;
@@ -166,7 +166,7 @@ async fn a_decompression_bomb_is_refused_by_the_size_limits() {
         assert_eq!(report.quarantined.len(), 1);
         let (uri, r) = &report.quarantined[0];
         assert!(uri.ends_with("bomb.avro"));
-        assert_eq!(r.kind, "too-large", "{r}");
+        assert_eq!(r.kind, floe::RejectionKind::TooLarge, "{r}");
         assert!(r.reason.contains(names), "{r}");
         assert_eq!(contents(&h.ports, &cfg.table).await.rows(), 100);
     }
@@ -211,10 +211,10 @@ async fn a_100_mb_string_and_an_unmappable_schema_are_quarantined_with_reasons()
         report.quarantined.iter().map(|(u, r)| (u.rsplit('/').next().unwrap().to_string(), r.clone())).collect();
     assert_eq!(reasons.len(), 2, "{reasons:?}");
     let r = &reasons["huge-string.avro"];
-    assert_eq!(r.kind, "too-large", "{r}");
+    assert_eq!(r.kind, floe::RejectionKind::TooLarge, "{r}");
     assert!(r.reason.contains("`payload`") && r.reason.contains("104857600"), "{r}");
     let r = &reasons["unmappable.avro"];
-    assert_eq!(r.kind, "schema", "{r}");
+    assert_eq!(r.kind, floe::RejectionKind::Schema, "{r}");
     assert!(r.reason.contains("`either`"), "names the field: {r}");
     assert_eq!(contents(&h.ports, &cfg.table).await.rows(), 150, "every good row landed, none of the bad files'");
 }
@@ -233,7 +233,7 @@ async fn when_no_input_can_define_a_new_table_every_input_is_quarantined() {
     assert!(!report.created);
     let q: HashSet<String> = report.quarantined.iter().map(|(u, _)| u.clone()).collect();
     assert_eq!(q, all.iter().map(|m| m.uri.clone()).collect::<HashSet<_>>(), "each with its own reason");
-    assert!(report.quarantined.iter().any(|(_, r)| r.kind == "empty"));
+    assert!(report.quarantined.iter().any(|(_, r)| r.kind == floe::RejectionKind::Empty));
     assert_eq!(h.ports.ledger.quarantined().await.unwrap().len(), 3, "recorded for `floe quarantine list`");
     assert!(h.ports.pointer.load(&cfg.table).await.unwrap().is_none(), "no table was created");
 }
@@ -270,5 +270,8 @@ async fn a_file_rewritten_after_it_was_listed_is_superseded() {
     assert_eq!(report.superseded, 1);
     assert_eq!(contents(&h.ports, &cfg.table).await.rows(), 50, "only the file that is still as listed");
     let records = h.ports.ledger.quarantined().await.unwrap();
-    assert!(records.iter().any(|r| r.uri == listed[1].uri && r.rejection.kind == "superseded"), "{records:?}");
+    assert!(
+        records.iter().any(|r| r.uri == listed[1].uri && r.rejection.kind == floe::RejectionKind::Superseded),
+        "{records:?}"
+    );
 }

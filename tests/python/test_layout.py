@@ -3,6 +3,8 @@ checked on the source: a rule nobody checks erodes one convenient import at a ti
 
 - `shared/src/adapters/` implements ports: it never imports the roles (`crate::pipeline`) or
   the Lambda application layer that composes them (`crate::handlers`).
+- `Error::Config` means "the user's settings are wrong": it is built only where settings are
+  read and checked (shared/src/error.rs lists who acts on each variant).
 """
 
 import re
@@ -26,3 +28,26 @@ def test_adapters_import_neither_the_roles_nor_the_handlers():
 
 def test_the_check_sees_an_import():
     assert imports("handlers", "pipeline"), "the handlers compose the roles: the pattern must find that"
+
+
+# Where the user's settings are read and checked: floe.toml and its routing, `FLOE_*` variables
+# (the engine's, the compactor's, the AWS and REST adapters'), a table name, a table's partition
+# and sort terms or properties checked against its schema, and flags checked against a table.
+SETTINGS = {
+    "settings.rs", "config.rs", "route.rs", "error.rs", "ports/table_pointer.rs", "table/create.rs", "table/mod.rs",
+    "pipeline/create.rs", "handlers/mod.rs", "handlers/compactor.rs", "adapters/aws/mod.rs",
+    "adapters/rest/mod.rs", "sample/mod.rs",
+}
+
+
+def test_config_errors_are_built_only_where_settings_are_read():
+    built = {str(p.relative_to(SRC)) for p in SRC.rglob("*.rs") if "Error::Config(" in p.read_text()}
+    assert built, "the pattern must find the settings parsers"
+    assert built - SETTINGS == set(), "a message, a data file or a bug is not the user's settings"
+
+
+def test_the_library_reads_no_environment_but_through_settings():
+    read = re.compile(r"\bstd::env::(var|var_os|vars)\b")
+    sites = [f"{p.relative_to(SRC)}:{n}" for p in SRC.rglob("*.rs")
+             for n, line in enumerate(p.read_text().splitlines(), 1) if read.search(line)]
+    assert sites and all(s.startswith("settings.rs:") for s in sites), sites

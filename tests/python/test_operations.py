@@ -65,6 +65,11 @@ def test_metrics_status_and_changelog_agree_with_what_landed(tmp_path):
     )
     text = floe("status", "--warehouse", wh).stdout
     assert "freshness" in text and "quarantined  1 (corrupt: 1)" in text, text
+    # The quarantine by kind: a kind Floe writes filters, a misspelt one is refused, not empty.
+    assert "bad.avro\tops.events\tcorrupt\t" in floe("quarantine", "list", "--warehouse", wh, "--kind", "corrupt").stdout
+    assert "bad.avro" not in floe("quarantine", "list", "--warehouse", wh, "--kind", "too-large").stdout
+    typo = floe("quarantine", "list", "--warehouse", wh, "--kind", "toolarge", expect=2).stderr
+    assert "quarantine kind `toolarge` is not one of empty, corrupt, schema, too-large" in typo, typo
 
 
 def test_a_sweep_leaves_a_warehouse_alone_while_its_commit_queue_holds_messages(tmp_path):

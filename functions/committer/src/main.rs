@@ -13,13 +13,13 @@ use tokio::sync::Mutex;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let ColdStart { settings, clients, ports } = cold_start().await?;
-    let emf = floe::adapters::aws::emf::Emf::new("floe-committer");
+    let ColdStart { settings, clients, ports } = cold_start(floe::settings::env).await?;
+    let emf = floe::adapters::aws::emf::Emf::new("floe-committer", floe::settings::env);
     let ports = ports.with_metrics(emf.recorder());
     let queue = SqsQueue::new(clients.sqs.clone(), &settings.commit_queue_url)
         .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
     let requeue = SqsQueue::new(clients.sqs.clone(), settings.ingest_queue()?);
-    let engine = EngineConfig::from_lookup(|k| std::env::var(k).ok())?;
+    let engine = EngineConfig::from_lookup(floe::settings::env)?;
     let committer = Mutex::new(Committer::new(engine, ports).with_warehouse(&settings.warehouse));
     let (committer, queue, requeue, emf) = (&committer, &queue, &requeue, &emf);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<SqsEvent>| async move {

@@ -10,10 +10,10 @@ use lambda_runtime::{Error, LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let ColdStart { ports, clients, .. } = cold_start().await?;
-    let emf = floe::adapters::aws::emf::Emf::new("floe-compactor");
+    let ColdStart { ports, clients, .. } = cold_start(floe::settings::env).await?;
+    let emf = floe::adapters::aws::emf::Emf::new("floe-compactor", floe::settings::env);
     let ports = ports.with_metrics(emf.recorder());
-    let env = CompactorEnv::from_lookup(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
+    let env = CompactorEnv::from_lookup(floe::settings::env).map_err(|e| e.to_string())?;
     let shares = env.fan_out.as_ref().map(|f| SqsQueue::new(clients.sqs.clone(), &f.queue_url));
     let (env, ports, emf, shares, sqs) = (&env, &ports, &emf, shares.as_ref().map(|q| q as &dyn Queue), &clients.sqs);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| async move {

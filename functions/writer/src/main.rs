@@ -2,16 +2,17 @@
 //! → `pipeline::write` → file manifests on the commit queue. Reports SQS partial batch
 //! failures, so one bad object does not replay its whole batch.
 
-use floe::handlers::{WriterEnv, handle_writer, writer_env_from_env};
+use floe::handlers::{WriterEnv, handle_writer, writer_env};
 use floe::ports::Ports;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let floe::adapters::aws::ColdStart { clients, ports, .. } = floe::adapters::aws::cold_start().await?;
-    let emf = floe::adapters::aws::emf::Emf::new("floe-writer");
+    let floe::adapters::aws::ColdStart { clients, ports, .. } =
+        floe::adapters::aws::cold_start(floe::settings::env).await?;
+    let emf = floe::adapters::aws::emf::Emf::new("floe-writer", floe::settings::env);
     let ports = ports.with_metrics(emf.recorder());
-    let env = writer_env_from_env(ports.store.as_ref(), &clients).await.map_err(|e| e.to_string())?;
+    let env = writer_env(floe::settings::env, ports.store.as_ref(), &clients).await.map_err(|e| e.to_string())?;
     let (env, ports, emf) = (&env, &ports, &emf);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| async move {
         let out = handle(env, ports, ev).await;

@@ -9,7 +9,7 @@
 
 use arrow_array::RecordBatch;
 
-use crate::Rejection;
+use crate::{Rejection, RejectionKind};
 
 const MAGIC: &[u8; 4] = b"Obj\x01";
 /// Codecs the decoder is built with.
@@ -46,7 +46,10 @@ impl<'a> Cursor<'a> {
             };
             self.pos += 1;
             if shift >= 64 {
-                return Err(Rejection::new("corrupt", format!("bad varint in {what} at byte {}", self.pos)));
+                return Err(Rejection::new(
+                    RejectionKind::Corrupt,
+                    format!("bad varint in {what} at byte {}", self.pos),
+                ));
             }
             value |= u64::from(b & 0x7f) << shift;
             shift += 7;
@@ -57,8 +60,9 @@ impl<'a> Cursor<'a> {
     }
 
     fn bytes(&mut self, n: i64, what: &str) -> Result<&'a [u8], Rejection> {
-        let n = usize::try_from(n)
-            .map_err(|_| Rejection::new("corrupt", format!("negative length in {what} at byte {}", self.pos)))?;
+        let n = usize::try_from(n).map_err(|_| {
+            Rejection::new(RejectionKind::Corrupt, format!("negative length in {what} at byte {}", self.pos))
+        })?;
         let end = self.pos.checked_add(n).filter(|e| *e <= self.buf.len()).ok_or_else(|| truncated(what, self.pos))?;
         let out = &self.buf[self.pos..end];
         self.pos = end;
@@ -67,16 +71,16 @@ impl<'a> Cursor<'a> {
 }
 
 fn truncated(what: &str, pos: usize) -> Rejection {
-    Rejection::new("corrupt", format!("truncated: the file ends inside {what} (byte {pos})"))
+    Rejection::new(RejectionKind::Corrupt, format!("truncated: the file ends inside {what} (byte {pos})"))
 }
 
 /// Checks the container framing of an Avro object container file without decoding records.
 pub fn inspect(bytes: &[u8]) -> Result<ContainerInfo, Rejection> {
     if bytes.is_empty() {
-        return Err(Rejection::new("empty", "zero-byte object"));
+        return Err(Rejection::new(RejectionKind::Empty, "zero-byte object"));
     }
     if bytes.len() < 4 || &bytes[..4] != MAGIC {
-        return Err(Rejection::new("corrupt", "not an Avro object container file (bad magic)"));
+        return Err(Rejection::new(RejectionKind::Corrupt, "not an Avro object container file (bad magic)"));
     }
     let mut c = Cursor { buf: bytes, pos: 4 };
     let (mut schema_json, mut codec) = (None, None);
@@ -103,14 +107,15 @@ pub fn inspect(bytes: &[u8]) -> Result<ContainerInfo, Rejection> {
     }
     let sync: [u8; 16] = c.bytes(16, "the header's sync marker")?.try_into().expect("16 bytes");
     let header_len = c.pos;
-    let schema_json =
-        std::str::from_utf8(schema_json.ok_or_else(|| Rejection::new("corrupt", "the header has no avro.schema"))?)
-            .map_err(|_| Rejection::new("corrupt", "the header's avro.schema is not UTF-8"))?
-            .to_string();
+    let schema_json = std::str::from_utf8(
+        schema_json.ok_or_else(|| Rejection::new(RejectionKind::Corrupt, "the header has no avro.schema"))?,
+    )
+    .map_err(|_| Rejection::new(RejectionKind::Corrupt, "the header's avro.schema is not UTF-8"))?
+    .to_string();
     let codec = String::from_utf8_lossy(codec.unwrap_or(b"null")).into_owned();
     if !SUPPORTED_CODECS.contains(&codec.as_str()) {
         return Err(Rejection::new(
-            "unsupported-codec",
+            RejectionKind::UnsupportedCodec,
             format!("codec `{codec}` is not supported (supported: {})", SUPPORTED_CODECS.join(", ")),
         ));
     }
@@ -121,14 +126,14 @@ pub fn inspect(bytes: &[u8]) -> Result<ContainerInfo, Rejection> {
         let size = c.long("a block header")?;
         if n < 0 || size < 0 {
             return Err(Rejection::new(
-                "corrupt",
+                RejectionKind::Corrupt,
                 format!("negative count or size in the block at byte {block_start}"),
             ));
         }
         c.bytes(size, "a block")?;
         if c.bytes(16, "a block's sync marker")? != sync {
             return Err(Rejection::new(
-                "corrupt",
+                RejectionKind::Corrupt,
                 format!("bad sync marker after the block at byte {block_start} (block {blocks})"),
             ));
         }
@@ -213,7 +218,9 @@ pub fn decode(bytes: &[u8], info: &ContainerInfo, limits: DecodeLimits) -> Resul
     let reader =
         arrow_avro::reader::ReaderBuilder::new().with_batch_size(limits.batch_rows()).build(stream).map_err(|e| {
             let parked = failure.borrow_mut().take();
-            parked.unwrap_or_else(|| Rejection::new("schema", format!("the decoder cannot use the writer schema: {e}")))
+            parked.unwrap_or_else(|| {
+                Rejection::new(RejectionKind::Schema, format!("the decoder cannot use the writer schema: {e}"))
+            })
         })?;
     let (mut out, mut rows, mut mem) = (Vec::new(), 0u64, 0u64);
     for batch in reader {
@@ -223,7 +230,7 @@ pub fn decode(bytes: &[u8], info: &ContainerInfo, limits: DecodeLimits) -> Resul
                 return Err(failure
                     .borrow_mut()
                     .take()
-                    .unwrap_or_else(|| Rejection::new("corrupt", format!("record {rows}: {e}"))));
+                    .unwrap_or_else(|| Rejection::new(RejectionKind::Corrupt, format!("record {rows}: {e}"))));
             }
         };
         rows += batch.num_rows() as u64;
@@ -238,7 +245,7 @@ pub fn decode(bytes: &[u8], info: &ContainerInfo, limits: DecodeLimits) -> Resul
     }
     if rows != info.records {
         return Err(Rejection::new(
-            "corrupt",
+            RejectionKind::Corrupt,
             format!("decoded {rows} records but the blocks declare {}", info.records),
         ));
     }
@@ -246,12 +253,15 @@ pub fn decode(bytes: &[u8], info: &ContainerInfo, limits: DecodeLimits) -> Resul
 }
 
 fn too_large(limit: u64, rows: u64) -> Rejection {
-    Rejection::new("too-large", format!("decoded data passes the limit of {limit} bytes (after {rows} records)"))
+    Rejection::new(
+        RejectionKind::TooLarge,
+        format!("decoded data passes the limit of {limit} bytes (after {rows} records)"),
+    )
 }
 
 fn block_too_large(limit: u64, block_at: usize) -> Rejection {
     Rejection::new(
-        "too-large",
+        RejectionKind::TooLarge,
         format!("the block at byte {block_at} inflates past the limit of {limit} bytes per block (max_block_bytes)"),
     )
 }
@@ -309,7 +319,8 @@ impl<'a> Inflate<'a> {
         let (budget, block_limit) = (self.budget, self.block_limit);
         let limit = budget.min(block_limit);
         let refuse = |_: ()| if limit == block_limit { block_too_large(limit, block_at) } else { too_large(budget, 0) };
-        let corrupt = |what: String| Rejection::new("corrupt", format!("block at byte {block_at}: {what}"));
+        let corrupt =
+            |what: String| Rejection::new(RejectionKind::Corrupt, format!("block at byte {block_at}: {what}"));
         self.body = Body::Owned(Vec::new()); // the previous block's memory goes before the next is made
         let body = match self.codec.as_str() {
             "null" if data.len() as u64 > limit => return Err(refuse(())),
@@ -343,7 +354,7 @@ impl<'a> Inflate<'a> {
                         .map_err(|e| e.map_or_else(refuse, |e| corrupt(format!("zstandard: {e}"))))?,
                 )
             }
-            other => return Err(Rejection::new("unsupported-codec", format!("codec `{other}`"))),
+            other => return Err(Rejection::new(RejectionKind::UnsupportedCodec, format!("codec `{other}`"))),
         };
         let len = body.bytes().len();
         self.budget -= len as u64;
@@ -466,7 +477,7 @@ const PRIMITIVES: [&str; 8] = ["null", "boolean", "int", "long", "float", "doubl
 /// `a.b.C`, or referenced as `a.b.C` from another namespace, fails to resolve in 58.x).
 pub fn simple_names(schema_json: &str) -> Result<String, Rejection> {
     let mut v: serde_json::Value = serde_json::from_str(schema_json)
-        .map_err(|e| Rejection::new("schema", format!("the writer schema is not JSON: {e}")))?;
+        .map_err(|e| Rejection::new(RejectionKind::Schema, format!("the writer schema is not JSON: {e}")))?;
     let mut names = std::collections::HashMap::new();
     let mut used = std::collections::HashSet::new();
     rename(&mut v, "", &mut names, &mut used)?;
@@ -490,7 +501,7 @@ fn rename(
             // A reference: by full name, else as written (a name in the null namespace).
             let simple = names.get(&full).or_else(|| names.get(r.as_str())).ok_or_else(|| {
                 Rejection::new(
-                    "schema",
+                    RejectionKind::Schema,
                     format!("the writer schema refers to `{r}`, which it does not define (or defines recursively)"),
                 )
             })?;
@@ -568,7 +579,7 @@ mod tests {
                 let _ = tx.send(decode(&bad, &info, DecodeLimits::NONE).map(|_| ()));
             });
             let refused = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("decoding ends").unwrap_err();
-            assert_eq!(refused.kind, "corrupt", "{codec:?}: {refused}");
+            assert_eq!(refused.kind, RejectionKind::Corrupt, "{codec:?}: {refused}");
             assert!(refused.reason.contains("past the block's declared records"), "{codec:?}: {refused}");
         }
     }
@@ -602,7 +613,7 @@ mod tests {
             let mut bad = good.clone();
             bad[at + offset] = byte;
             let e = read(&bad).unwrap_err();
-            assert!(e.kind == "corrupt" && e.reason.contains(says), "byte {byte} at {offset}: {e}");
+            assert!(e.kind == RejectionKind::Corrupt && e.reason.contains(says), "byte {byte} at {offset}: {e}");
         }
     }
 }

@@ -238,7 +238,7 @@ fn bounds(stats: &Statistics, ty: &PrimitiveType) -> Result<Option<(Datum, Datum
 }
 
 fn bad_stat() -> Error {
-    Error::Config("unexpected Parquet statistic".into())
+    Error::internal("unexpected Parquet statistic")
 }
 
 fn truncate_lower(d: Datum) -> Option<Datum> {

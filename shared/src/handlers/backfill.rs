@@ -30,13 +30,13 @@ pub struct Backfill {
 /// Objects a backfill would send, in key order.
 pub async fn objects(store: &dyn ObjectStore, b: &Backfill) -> Result<Vec<SourceRef>> {
     if !b.prefix.starts_with("s3://") {
-        return Err(Error::Config(format!("backfill takes an s3://bucket/prefix, got `{}`", b.prefix)));
+        return Err(Error::message(format!("backfill takes an s3://bucket/prefix, got `{}`", b.prefix)));
     }
     let mut listed = store.list(&b.prefix).await?;
     listed.retain(|o| o.uri.ends_with(&b.suffix) && o.size > 0);
     if let Some((table, router)) = &b.only {
         if !router.reaches(table) {
-            return Err(Error::Config(format!("no route of the deployment sends objects to {table}")));
+            return Err(Error::message(format!("no route of the deployment sends objects to {table}")));
         }
         let mut kept = vec![];
         for o in listed {

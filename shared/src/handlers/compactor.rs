@@ -107,55 +107,48 @@ impl CompactorEnv {
     /// `FLOE_COMPACT_SHARED_KEY_BYTES`, and the fan-out's `FLOE_COMPACT_SHARE_QUEUE_URL`,
     /// `FLOE_COMPACT_MAX_INVOCATIONS` (10) and `FLOE_COMPACT_SHARE_TTL_SECS` (240).
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
-        let var = |k: &str| var(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-        let number = |k: &str, min: u64| -> Result<Option<u64>> {
-            match var(k) {
-                None => Ok(None),
-                Some(v) => match v.parse::<u64>() {
-                    Ok(n) if n >= min => Ok(Some(n)),
-                    _ => Err(Error::Config(format!("{k} must be a whole number of at least {min}, got `{v}`"))),
-                },
-            }
+        let vars = crate::settings::Vars::new(&var);
+        let number = |k: &str, min: u64| vars.number(k, min);
+        let tables = match vars.get("FLOE_COMPACT_TABLES") {
+            Some(list) => list
+                .split(',')
+                .map(|t| t.trim().parse().map_err(|e| Error::Config(format!("FLOE_COMPACT_TABLES: {e}"))))
+                .collect::<Result<Vec<TableIdent>>>()?,
+            None => vec![vars.default_table()?],
         };
-        let tables = var("FLOE_COMPACT_TABLES")
-            .or_else(|| var("FLOE_DEFAULT_TABLE"))
-            .unwrap_or_else(|| "default.events".into())
-            .split(',')
-            .map(|t| t.trim().parse())
-            .collect::<Result<Vec<TableIdent>>>()?;
         let memory = number("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", 1)?.map(|mib| mib << 20);
         let mut options = CompactOptions { max_tasks: 16, ..CompactOptions::default() };
         options.max_task_bytes = memory.map_or(options.max_task_bytes, |m| (m / 4).min(options.max_task_bytes));
         options.shared_key_bytes =
             memory.map_or(options.shared_key_bytes, |m| (m / 8) as usize).min(options.shared_key_bytes);
-        if let Some(n) = number("FLOE_COMPACT_MIN_FILES", 2)? {
-            options.min_files = n as usize;
+        if let Some(n) = vars.count("FLOE_COMPACT_MIN_FILES", 2)? {
+            options.min_files = n;
         }
         if let Some(n) = number("FLOE_COMPACT_MAX_TASK_BYTES", 1)? {
             options.max_task_bytes = n;
         }
-        if let Some(n) = number("FLOE_COMPACT_MAX_TASKS", 1)? {
-            options.max_tasks = n as usize;
+        if let Some(n) = vars.count("FLOE_COMPACT_MAX_TASKS", 1)? {
+            options.max_tasks = n;
         }
-        if let Some(n) = number("FLOE_COMPACT_SHARED_KEY_BYTES", 0)? {
-            options.shared_key_bytes = n as usize;
+        if let Some(n) = vars.count("FLOE_COMPACT_SHARED_KEY_BYTES", 0)? {
+            options.shared_key_bytes = n;
         }
-        let fan_out = match var("FLOE_COMPACT_SHARE_QUEUE_URL") {
+        let fan_out = match vars.get("FLOE_COMPACT_SHARE_QUEUE_URL") {
             None => None,
             Some(queue_url) => Some(FanOut {
                 queue_url,
-                max_invocations: number("FLOE_COMPACT_MAX_INVOCATIONS", 1)?.unwrap_or(10) as usize,
-                ttl: Duration::from_secs(number("FLOE_COMPACT_SHARE_TTL_SECS", 1)?.unwrap_or(240)),
+                max_invocations: vars.count("FLOE_COMPACT_MAX_INVOCATIONS", 1)?.unwrap_or(10),
+                ttl: vars.seconds("FLOE_COMPACT_SHARE_TTL_SECS", 1)?.unwrap_or(Duration::from_secs(240)),
             }),
         };
         if fan_out.is_none() {
             for k in ["FLOE_COMPACT_MAX_INVOCATIONS", "FLOE_COMPACT_SHARE_TTL_SECS"] {
-                if var(k).is_some() {
+                if vars.is_set(k) {
                     return Err(Error::Config(format!("{k} is set but FLOE_COMPACT_SHARE_QUEUE_URL is not")));
                 }
             }
         }
-        Ok(CompactorEnv { engine: EngineConfig::from_lookup(var)?, tables, options, fan_out })
+        Ok(CompactorEnv { engine: EngineConfig::from_lookup(&var)?, tables, options, fan_out })
     }
 }
 
@@ -218,7 +211,7 @@ pub async fn handle_share_event(
     payload: serde_json::Value,
 ) -> Result<SqsBatchResponse> {
     let event: SqsEvent = serde_json::from_value(payload.clone())
-        .map_err(|e| Error::Config(format!("the event has records but is not an SQS event: {e}")))?;
+        .map_err(|e| Error::message_from("the event has records but is not an SQS event", e))?;
     let response = handle_shares(env, ports, event).await;
     let failed: Vec<String> = response.batch_item_failures.iter().map(|f| f.item_identifier.clone()).collect();
     if let Some(sqs) = retries.filter(|_| !failed.is_empty()) {
@@ -239,7 +232,7 @@ pub async fn handle_compactor(
     let detail: Detail = match payload.get("detail") {
         None | Some(serde_json::Value::Null) => Detail::default(),
         Some(d) => serde_json::from_value(d.clone())
-            .map_err(|e| Error::Config(format!("the event's detail is not a compaction request: {e}")))?,
+            .map_err(|e| Error::message_from("the event's detail is not a compaction request", e))?,
     };
     let tables = match detail.tables {
         Some(t) => t.iter().map(|t| t.parse()).collect::<Result<Vec<TableIdent>>>()?,
@@ -269,16 +262,16 @@ pub async fn handle_compactor(
         }
     };
     if !failed.is_empty() {
-        return Err(Error::Config(format!("compaction failed for {}", failed.join("; "))));
+        return Err(Error::Tables { what: "compaction".into(), failures: failed });
     }
     Ok(out)
 }
 
 /// A table's failure, logged: the other tables still get their tick; the invocation fails at
 /// the end.
-fn failure(table: &TableIdent, e: Error) -> String {
+fn failure(table: &TableIdent, e: Error) -> (String, Error) {
     error!(%table, error = %e, "compaction failed");
-    format!("{table}: {e}")
+    (table.to_string(), e)
 }
 
 /// One table's tick without a share queue: its plan's first share, run here. A table that does
@@ -419,7 +412,7 @@ async fn fan_out_tick(
     tables: &[TableIdent],
     options: &CompactOptions,
     sweep_older_than_hours: Option<u64>,
-) -> (Vec<TableRun>, Vec<String>) {
+) -> (Vec<TableRun>, Vec<(String, Error)>) {
     let budget = fan_out.max_invocations.max(1);
     let planned_ms = chrono::Utc::now().timestamp_millis();
     let first = if tables.is_empty() { 0 } else { rand::random_range(0..tables.len()) };
@@ -557,9 +550,9 @@ pub async fn handle_shares(env: &CompactorEnv, ports: &Ports, event: SqsEvent) -
 /// Parses and runs one share message.
 async fn run_share(env: &CompactorEnv, ports: &Ports, body: &str, deliveries: u32) -> Result<()> {
     let share: ShareRequest = serde_json::from_str(body)
-        .map_err(|e| Error::Config(format!("a message on the share queue is not a compaction share: {e}")))?;
+        .map_err(|e| Error::message_from("a message on the share queue is not a compaction share", e))?;
     if share.version != MESSAGE_VERSION || share.kind != SHARE_KIND {
-        return Err(Error::Config(format!(
+        return Err(Error::message(format!(
             "a compaction share of kind `{}` version {} is not supported (this build reads `{SHARE_KIND}` version \
              {MESSAGE_VERSION})",
             share.kind, share.version
@@ -570,7 +563,7 @@ async fn run_share(env: &CompactorEnv, ports: &Ports, body: &str, deliveries: u3
     let ttl = env.fan_out.as_ref().map_or(Duration::from_secs(240), |f| f.ttl);
     if age_ms > ttl.as_millis() as i64 {
         if deliveries > 1 {
-            return Err(Error::Config(format!(
+            return Err(Error::message(format!(
                 "a compaction share of {table} failed before and is now {age_ms} ms old (past its TTL): \
                  left to the dead-letter queue; later ticks plan its partitions again"
             )));

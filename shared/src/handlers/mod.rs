@@ -353,39 +353,36 @@ pub async fn load_floe_toml(location: &str, store: &dyn ObjectStore) -> Result<F
     FloeToml::parse(&text).map_err(|e| Error::Config(format!("FLOE_CONFIG {location}: {e}")))
 }
 
-/// Reads the function configuration from the environment (`FLOE_WAREHOUSE`, `FLOE_CONFIG`,
-/// `FLOE_DEFAULT_TABLE`, `FLOE_DLQ_URL`, `FLOE_TABLE_CACHE_SECS`, `FLOE_CREATE_WAIT_SECS`). Only the function binaries call this.
-pub async fn writer_env_from_env(
+/// The writer function's settings, looked up through `var` (the binary passes
+/// [`settings::env`](crate::settings::env)): `FLOE_WAREHOUSE`, `FLOE_CONFIG`,
+/// `FLOE_DEFAULT_TABLE`, `FLOE_DLQ_URL`, `FLOE_TABLE_CACHE_SECS` (60), `FLOE_CREATE_WAIT_SECS`
+/// (30) and the engine's ([`EngineConfig::from_lookup`]).
+pub async fn writer_env(
+    var: impl Fn(&str) -> Option<String>,
     store: &dyn ObjectStore,
     clients: &crate::adapters::aws::Clients,
 ) -> Result<WriterEnv> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let warehouse =
-        var("FLOE_WAREHOUSE").ok_or_else(|| Error::Config("FLOE_WAREHOUSE (s3://bucket/prefix) is not set".into()))?;
+    let vars = crate::settings::Vars::new(&var);
+    let warehouse = vars
+        .get("FLOE_WAREHOUSE")
+        .ok_or_else(|| Error::Config("FLOE_WAREHOUSE (s3://bucket/prefix) is not set".into()))?;
     if !warehouse.starts_with("s3://") {
         return Err(Error::Config(format!("FLOE_WAREHOUSE must be an s3:// URL, got `{warehouse}`")));
     }
-    let config = match var("FLOE_CONFIG") {
+    let config = match vars.get("FLOE_CONFIG") {
         Some(loc) => Some(load_floe_toml(&loc, store).await?),
         None => None,
     };
-    let default_table: TableIdent = var("FLOE_DEFAULT_TABLE").unwrap_or_else(|| "default.events".into()).parse()?;
-    let secs = |name: &str, default: u64| match var(name) {
-        None => Ok(default),
-        Some(v) => v
-            .trim()
-            .parse::<u64>()
-            .map_err(|_| Error::Config(format!("{name} must be a whole number of seconds, got `{v}`"))),
+    let secs = |name: &str, default: u64| {
+        Ok::<_, Error>(vars.seconds(name, 0)?.unwrap_or(std::time::Duration::from_secs(default)))
     };
-    let cache_secs = secs("FLOE_TABLE_CACHE_SECS", 60)?;
-    let create_wait = secs("FLOE_CREATE_WAIT_SECS", 30)?;
     Ok(WriterEnv {
-        engine: EngineConfig::from_lookup(var)?,
-        router: Router::new(config, default_table),
+        engine: EngineConfig::from_lookup(&var)?,
+        router: Router::new(config, vars.default_table()?),
         warehouse: warehouse.trim_end_matches('/').into(),
-        dead_letters: var("FLOE_DLQ_URL").map(|url| SqsQueue::new(clients.sqs.clone(), &url)),
-        tables: std::sync::Arc::new(WriterTables::new(std::time::Duration::from_secs(cache_secs))),
-        create_wait: std::time::Duration::from_secs(create_wait),
+        dead_letters: vars.get("FLOE_DLQ_URL").map(|url| SqsQueue::new(clients.sqs.clone(), &url)),
+        tables: std::sync::Arc::new(WriterTables::new(secs("FLOE_TABLE_CACHE_SECS", 60)?)),
+        create_wait: secs("FLOE_CREATE_WAIT_SECS", 30)?,
         retries: Some(clients.sqs.clone()),
     })
 }

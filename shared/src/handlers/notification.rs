@@ -57,7 +57,7 @@ pub fn decode_key(key: &str) -> Result<String> {
     percent_encoding::percent_decode_str(&spaced)
         .decode_utf8()
         .map(|k| k.into_owned())
-        .map_err(|e| Error::Config(format!("S3 notification key {key:?} is not UTF-8 once decoded: {e}")))
+        .map_err(|e| Error::message_from(format!("S3 notification key {key:?} is not UTF-8 once decoded"), e))
 }
 
 /// The objects an S3 notification document names. `s3:TestEvent` names none, nor do events
@@ -66,26 +66,24 @@ pub fn decode_key(key: &str) -> Result<String> {
 /// notification (no `Records`, a record without `s3`, an EventBridge event) is an error.
 pub fn objects_in_notification(json: &str) -> Result<Vec<ObjectMeta>> {
     let v: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| Error::Config(format!("not an S3 notification: {e}")))?;
+        serde_json::from_str(json).map_err(|e| Error::message_from("not an S3 notification", e))?;
     if v.get("Type").and_then(|t| t.as_str()) == Some("Notification") {
         let inner = v.get("Message").and_then(|m| m.as_str());
-        let inner = inner.ok_or_else(|| Error::Config("an SNS envelope without a `Message` string".into()))?;
+        let inner = inner.ok_or_else(|| Error::message("an SNS envelope without a `Message` string"))?;
         return objects_in_notification(inner);
     }
     if v.get("detail-type").is_some() {
-        return Err(Error::Config(
+        return Err(Error::message(
             "an EventBridge event, not an S3 notification: send the bucket's event notifications to the ingest \
-             queue (directly, or through an SNS topic)"
-                .into(),
+             queue (directly, or through an SNS topic)",
         ));
     }
-    let n: Notification =
-        serde_json::from_value(v).map_err(|e| Error::Config(format!("not an S3 notification: {e}")))?;
+    let n: Notification = serde_json::from_value(v).map_err(|e| Error::message_from("not an S3 notification", e))?;
     if n.event.as_deref() == Some("s3:TestEvent") {
         return Ok(vec![]);
     }
     if n.records.is_empty() {
-        return Err(Error::Config("not an S3 notification: no `Records` and not an s3:TestEvent".into()));
+        return Err(Error::message("not an S3 notification: no `Records` and not an s3:TestEvent"));
     }
     let mut out = vec![];
     for r in n.records {
@@ -94,7 +92,7 @@ pub fn objects_in_notification(json: &str) -> Result<Vec<ObjectMeta>> {
             continue;
         }
         let s = r.s3.ok_or_else(|| {
-            Error::Config(format!("an S3 notification record without `s3` (event {:?})", r.event_name))
+            Error::message(format!("an S3 notification record without `s3` (event {:?})", r.event_name))
         })?;
         out.push(ObjectMeta {
             uri: format!("s3://{}/{}", s.bucket.name, decode_key(&s.object.key)?),
@@ -120,8 +118,8 @@ pub fn writer_input(payload: &serde_json::Value) -> Result<WriterInput> {
     let source = |key: &str| payload.pointer(&format!("/Records/0/{key}")).and_then(|v| v.as_str());
     if source("eventSource") == Some("aws:sqs") {
         let ev: aws_lambda_events::event::sqs::SqsEvent =
-            serde_json::from_value(payload.clone()).map_err(|e| Error::Config(format!("SQS event: {e}")))?;
-        let body = |b: Option<String>| b.ok_or_else(|| Error::Config("an SQS message without a body".into()));
+            serde_json::from_value(payload.clone()).map_err(|e| Error::message_from("SQS event", e))?;
+        let body = |b: Option<String>| b.ok_or_else(|| Error::message("an SQS message without a body"));
         Ok(ev
             .records
             .into_iter()
@@ -132,7 +130,7 @@ pub fn writer_input(payload: &serde_json::Value) -> Result<WriterInput> {
         Ok(records
             .map(|r| {
                 let message = r.pointer("/Sns/Message").and_then(|m| m.as_str());
-                let message = message.ok_or_else(|| Error::Config("an SNS record without `Sns.Message`".into()));
+                let message = message.ok_or_else(|| Error::message("an SNS record without `Sns.Message`"));
                 (None, message.and_then(objects_in_notification))
             })
             .collect())

@@ -23,16 +23,16 @@ pub(crate) fn column_by_path(batch: &RecordBatch, path: &str) -> Result<ArrayRef
     let mut col = batch
         .column_by_name(first)
         .cloned()
-        .ok_or_else(|| Error::Config(format!("column `{path}` is not in the table")))?;
+        .ok_or_else(|| Error::internal(format!("column `{path}` is not in the table")))?;
     for p in parts {
         let s = col
             .as_any()
             .downcast_ref::<StructArray>()
-            .ok_or_else(|| Error::Config(format!("column `{path}`: `{p}` is not inside a struct")))?;
+            .ok_or_else(|| Error::internal(format!("column `{path}`: `{p}` is not inside a struct")))?;
         let child = s
             .column_by_name(p)
             .cloned()
-            .ok_or_else(|| Error::Config(format!("column `{path}` is not in the table")))?;
+            .ok_or_else(|| Error::internal(format!("column `{path}` is not in the table")))?;
         // A field under a null struct is null, whatever its own slot holds.
         col = match NullBuffer::union(s.nulls(), child.logical_nulls().as_ref()) {
             Some(nulls) if s.nulls().is_some() => {
@@ -199,7 +199,7 @@ fn partition_values(keys: &RecordBatch, table: &WriterTable) -> Result<Option<St
     }
     let ptype = table.spec.partition_type(&table.schema)?;
     let DataType::Struct(fields) = iceberg::arrow::type_to_arrow_type(&iceberg::spec::Type::Struct(ptype))? else {
-        return Err(Error::Config("partition type is not a struct".into()));
+        return Err(Error::internal("partition type is not a struct"));
     };
     let cols = table
         .spec
@@ -276,7 +276,7 @@ pub fn cluster(
         let lit = iceberg::arrow::arrow_struct_to_literal(&one, &ptype)?;
         let value = match lit.into_iter().next().flatten() {
             Some(Literal::Struct(s)) => s,
-            _ => return Err(Error::Config("partition value is not a struct".into())),
+            _ => return Err(Error::internal("partition value is not a struct")),
         };
         partitions.push((r, value));
     }

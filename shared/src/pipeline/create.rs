@@ -18,7 +18,7 @@ use crate::table::{
     PROP_DEDUP_KEY, TableState, create_table_metadata, load_table, metadata_file_uri, partition_spec_text,
     sort_order_text, table_location,
 };
-use crate::{Error, PortError, Rejection, Result, TableIdent};
+use crate::{Error, PortError, Rejection, RejectionKind, Result, TableIdent};
 
 /// Loads `cfg.table`, creating it from the schema of the first readable object if it is
 /// missing (embedded mode, where one process holds every role). Objects whose header cannot be
@@ -95,11 +95,11 @@ async fn schema_of(
     obj: &ObjectMeta,
 ) -> Result<std::result::Result<iceberg::spec::Schema, Rejection>> {
     if obj.size == 0 {
-        return Ok(Err(Rejection::new("empty", "zero-byte object")));
+        return Ok(Err(Rejection::new(RejectionKind::Empty, "zero-byte object")));
     }
     if obj.size > engine.max_object_bytes {
         let why = format!("{} bytes is over the limit of {}", obj.size, engine.max_object_bytes);
-        return Ok(Err(Rejection::new("too-large", why)));
+        return Ok(Err(Rejection::new(RejectionKind::TooLarge, why)));
     }
     // The notified version only: one gone since cannot define the table (nor land in it).
     let Some(bytes) = ports.store.get_version(obj).await? else {
@@ -111,7 +111,7 @@ async fn schema_of(
     };
     Ok(schema::parse_avro_schema(&info.schema_json)
         .and_then(|s| schema::avro_to_iceberg(&s))
-        .map_err(|e| Rejection::new("schema", e.to_string())))
+        .map_err(|e| Rejection::new(RejectionKind::Schema, e.to_string())))
 }
 
 /// Registers a defined table: writes `metadata` as its first metadata.json (create-only, under

@@ -28,7 +28,7 @@ use crate::Result;
 /// The rows `indices` ((batch, row) pairs) of `batches`, in that order, as one batch.
 pub fn gather_rows(batches: &[RecordBatch], indices: &[(usize, usize)]) -> Result<RecordBatch> {
     let Some(first) = batches.first() else {
-        return Err(crate::Error::Config("gather from no batches".into()));
+        return Err(crate::Error::internal("gather from no batches"));
     };
     let columns = (0..first.num_columns())
         .map(|c| {
@@ -43,7 +43,7 @@ pub fn gather_rows(batches: &[RecordBatch], indices: &[(usize, usize)]) -> Resul
 /// One column's values at `indices`, taken from `values` (all of one data type).
 pub fn interleave(values: &[&dyn Array], indices: &[(usize, usize)]) -> Result<ArrayRef> {
     let Some(first) = values.first() else {
-        return Err(crate::Error::Config("interleave of no arrays".into()));
+        return Err(crate::Error::internal("interleave of no arrays"));
     };
     Ok(match first.data_type() {
         DataType::Struct(_) => interleave_struct(values, indices)?,
@@ -103,7 +103,7 @@ fn gather_offsets<O: OffsetSizeTrait>(
         let (start, end) = (offsets[a][r].as_usize(), offsets[a][r + 1].as_usize());
         children.extend((start..end).map(|i| (a, i)));
         let total = O::from_usize(children.len())
-            .ok_or_else(|| crate::Error::Config(format!("list offsets overflow at {} elements", children.len())))?;
+            .ok_or_else(|| crate::Error::internal(format!("list offsets overflow at {} elements", children.len())))?;
         out.push(total);
     }
     Ok((OffsetBuffer::new(out.into()), children))
@@ -116,7 +116,7 @@ fn interleave_list<O: OffsetSizeTrait>(values: &[&dyn Array], indices: &[(usize,
     let items: Vec<&dyn Array> = lists.iter().map(|l| l.values().as_ref()).collect();
     let items = interleave(&items, &children)?;
     let (DataType::List(field) | DataType::LargeList(field)) = lists[0].data_type() else {
-        return Err(crate::Error::Config("not a list".into()));
+        return Err(crate::Error::internal("not a list"));
     };
     let nulls = gathered_nulls(values, indices);
     Ok(Arc::new(GenericListArray::<O>::try_new(field.clone(), offsets, items, nulls)?))
@@ -130,7 +130,7 @@ fn interleave_map(values: &[&dyn Array], indices: &[(usize, usize)]) -> Result<A
     let entries = interleave(&entries, &children)?;
     let entries = downcast::<StructArray>(entries.as_ref())?.clone();
     let DataType::Map(field, sorted) = maps[0].data_type() else {
-        return Err(crate::Error::Config("not a map".into()));
+        return Err(crate::Error::internal("not a map"));
     };
     let nulls = gathered_nulls(values, indices);
     Ok(Arc::new(MapArray::try_new(field.clone(), offsets, entries, nulls, *sorted)?))
@@ -197,7 +197,7 @@ fn interleave_bytes<T: ByteArrayType>(values: &[&dyn Array], indices: &[(usize, 
         total += end - start;
         out.push(
             T::Offset::from_usize(total)
-                .ok_or_else(|| crate::Error::Config(format!("byte offsets overflow at {total} bytes")))?,
+                .ok_or_else(|| crate::Error::internal(format!("byte offsets overflow at {total} bytes")))?,
         );
     }
     let mut bytes = Vec::with_capacity(total);
@@ -216,7 +216,7 @@ fn interleave_bytes<T: ByteArrayType>(values: &[&dyn Array], indices: &[(usize, 
 fn downcast<T: Array + 'static>(a: &dyn Array) -> Result<&T> {
     a.as_any()
         .downcast_ref::<T>()
-        .ok_or_else(|| crate::Error::Config(format!("unexpected array type {}", a.data_type())))
+        .ok_or_else(|| crate::Error::internal(format!("unexpected array type {}", a.data_type())))
 }
 
 #[cfg(test)]

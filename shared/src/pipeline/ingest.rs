@@ -24,7 +24,7 @@ use crate::fault::FaultPoint;
 use crate::message::{RowsTaken, SourceRef};
 use crate::ports::{ObjectMeta, Ports, SourceState};
 use crate::table::WriterTable;
-use crate::{Error, Rejection, Result, TableIdent};
+use crate::{Error, Rejection, RejectionKind, Result, TableIdent};
 
 /// How embedded ingest splits and parallelizes work.
 #[derive(Debug, Clone)]
@@ -149,7 +149,7 @@ pub async fn ingest(
 
     let outcomes = run_writers(engine, ports, &table, plan_batches(objects, opts), opts.writers).await;
     writers_done.store(true, Ordering::SeqCst);
-    let committed = committer.await.map_err(|e| Error::Config(format!("committer task failed: {e}")))?;
+    let committed = committer.await.map_err(|e| Error::internal(format!("committer task failed: {e}")))?;
     let outcomes = outcomes?;
     let committed = committed?;
     for o in outcomes {
@@ -202,7 +202,7 @@ async fn run_writers(
     let sem = Arc::new(tokio::sync::Semaphore::new(writers.max(1)));
     let mut set = JoinSet::new();
     for batch in batches {
-        let permit = sem.clone().acquire_owned().await.map_err(|e| Error::Config(e.to_string()))?;
+        let permit = sem.clone().acquire_owned().await.map_err(|e| Error::internal(e.to_string()))?;
         let (engine, ports, table) = (engine.clone(), ports.clone(), table.clone());
         set.spawn(async move {
             let r = write(&engine, &ports, &table, batch).await;
@@ -215,7 +215,7 @@ async fn run_writers(
     }
     let mut out = vec![];
     while let Some(r) = set.join_next().await {
-        match r.map_err(|e| Error::Config(format!("writer task failed: {e}")))? {
+        match r.map_err(|e| Error::internal(format!("writer task failed: {e}")))? {
             Ok(o) => out.push(o),
             Err(e) => {
                 set.abort_all();
@@ -376,7 +376,7 @@ async fn quarantine_overlap(
     sources: &[SourceRef],
 ) -> Result<Vec<(String, Rejection)>> {
     let r = Rejection::new(
-        "overlap",
+        RejectionKind::Overlap,
         format!(
             "its manifest overlapped sources another batch committed into {table}, and the run that met it was not \
              given it (another table's, another route's, or a compaction): land it with `floe quarantine replay`"
@@ -396,7 +396,7 @@ async fn quarantine_overlap(
 /// lands them too).
 async fn park_overlap(ports: &Ports, table: &TableIdent, sources: &[SourceRef]) -> Result<()> {
     let r = Rejection::new(
-        "overlap",
+        RejectionKind::Overlap,
         format!(
             "its manifest overlapped sources another batch committed into {table}; a run of that table is writing \
              it again. If it is not committed, that run stopped first: land it with `floe quarantine replay`"

@@ -11,7 +11,7 @@ use arrow_array::{Array, ArrayRef, MapArray, RecordBatch};
 use arrow_schema::DataType;
 
 use super::ranges::elements;
-use crate::Rejection;
+use crate::{Rejection, RejectionKind};
 
 /// Entries of one map compared pairwise up to this many; past it through a set.
 const PAIRWISE: usize = 16;
@@ -43,7 +43,7 @@ fn check_column(path: &str, column: &ArrayRef) -> Result<(), Rejection> {
             let m = column.as_map();
             if let Some(key) = repeated_key(m) {
                 return Err(Rejection::new(
-                    "schema",
+                    RejectionKind::Schema,
                     format!("map `{path}` holds the key {key:?} twice in one row: readers disagree on its value"),
                 ));
             }

@@ -17,8 +17,8 @@ use arrow_schema::{DataType, TimeUnit};
 use iceberg::spec::Transform;
 
 use super::cluster::column_by_path;
-use crate::Rejection;
 use crate::table::WriterTable;
+use crate::{Rejection, RejectionKind};
 
 /// Days from 1970 within which every temporal partition transform is exact (about 199,863
 /// years; chrono holds ±262,143, and an hour count stays within i32 up to ±245,000).
@@ -35,7 +35,7 @@ pub fn check(batch: &RecordBatch, table: &WriterTable) -> Result<(), Rejection> 
             let Ok(column) = column_by_path(batch, name) else { continue };
             if let Some(v) = truncate_wraps(&column, width) {
                 return Err(Rejection::new(
-                    "schema",
+                    RejectionKind::Schema,
                     format!(
                         "field `{name}` holds {v}, whose `truncate[{width}]` partition value is below the type's range"
                     ),
@@ -49,7 +49,7 @@ pub fn check(batch: &RecordBatch, table: &WriterTable) -> Result<(), Rejection> 
         let Ok(column) = column_by_path(batch, name) else { continue };
         if let Some(v) = out_of_partition_range(&column) {
             return Err(Rejection::new(
-                "schema",
+                RejectionKind::Schema,
                 format!(
                     "field `{name}` holds {v}, beyond what its `{}` partition can carry (about 200,000 years from 1970)",
                     pf.transform
@@ -64,7 +64,10 @@ pub fn check(batch: &RecordBatch, table: &WriterTable) -> Result<(), Rejection> 
 /// elements, map keys and values).
 fn check_times(path: &str, column: &ArrayRef) -> Result<(), Rejection> {
     let bad = |v: i64, unit: &str| {
-        Rejection::new("schema", format!("field `{path}` holds the time {v} {unit}, outside a day (00:00 to 24:00)"))
+        Rejection::new(
+            RejectionKind::Schema,
+            format!("field `{path}` holds the time {v} {unit}, outside a day (00:00 to 24:00)"),
+        )
     };
     match column.data_type() {
         DataType::Time64(TimeUnit::Microsecond) => {

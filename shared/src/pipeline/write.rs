@@ -22,7 +22,7 @@ use crate::fault::FaultPoint;
 use crate::message::{DataFileMeta, FileManifest, MESSAGE_VERSION, RowsTaken, SchemaEvolution, SourceRef};
 use crate::ports::{ObjectMeta, Ports, QuarantineRecord, SourceState};
 use crate::table::{WriterTable, data_file_uri, partition_path, refreshed_data_file_uri};
-use crate::{Error, Rejection, Result};
+use crate::{Error, Rejection, RejectionKind, Result};
 
 /// The identity of a source object: its URI and content version.
 pub fn source_id(o: &ObjectMeta) -> String {
@@ -73,7 +73,10 @@ pub fn read_object(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Res
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_object_inner(bytes, table, cfg))).unwrap_or_else(
         |p| {
             let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-            Err(Rejection::new("corrupt", format!("the decoder failed: {}", what.unwrap_or_else(|| "panic".into()))))
+            Err(Rejection::new(
+                RejectionKind::Corrupt,
+                format!("the decoder failed: {}", what.unwrap_or_else(|| "panic".into())),
+            ))
         },
     )
 }
@@ -107,7 +110,7 @@ fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> R
         .collect::<Result<_, _>>()?;
     if let Some(route) = &table.route {
         // Routing by value: this table takes only its rows of the object.
-        let why = |e: Error| Rejection::new("schema", format!("routing by {route}: {e}"));
+        let why = |e: Error| Rejection::new(RejectionKind::Schema, format!("routing by {route}: {e}"));
         batches = batches.iter().map(|b| route.filter(b).map_err(why)).collect::<Result<_, _>>()?;
     }
     for b in &batches {
@@ -137,7 +140,7 @@ fn check_value_sizes(batch: &RecordBatch, limit: u64) -> Result<(), Rejection> {
     for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
         if let Some(n) = largest(&column.to_data(), limit_usize) {
             return Err(Rejection::new(
-                "too-large",
+                RejectionKind::TooLarge,
                 format!(
                     "field `{}` holds a value of {n} bytes, over the limit of {limit} (max_value_bytes)",
                     field.name()
@@ -166,7 +169,7 @@ fn check_fixed_sizes(schema: &iceberg::spec::Schema, limit: u64) -> Result<(), R
         if n > limit {
             let why =
                 format!("field `{}` is a fixed of {n} bytes, over the limit of {limit} (max_value_bytes)", f.name);
-            return Err(Rejection::new("too-large", why));
+            return Err(Rejection::new(RejectionKind::TooLarge, why));
         }
     }
     Ok(())
@@ -174,8 +177,8 @@ fn check_fixed_sizes(schema: &iceberg::spec::Schema, limit: u64) -> Result<(), R
 
 fn schema_rejection(e: Error) -> Rejection {
     match e {
-        Error::Schema { field, reason } => Rejection::new("schema", format!("field `{field}`: {reason}")),
-        other => Rejection::new("schema", other.to_string()),
+        Error::Schema { field, reason } => Rejection::new(RejectionKind::Schema, format!("field `{field}`: {reason}")),
+        other => Rejection::new(RejectionKind::Schema, other.to_string()),
     }
 }
 
@@ -299,7 +302,7 @@ pub async fn write(
     let (t, c, key) = (table.clone(), cfg.clone(), batch_id.clone());
     let encoder = tokio::task::spawn_blocking(move || {
         encode(&t, &c, batches, &key, bytes_per_row, &mut |meta, body| {
-            tx.blocking_send((meta, body)).map_err(|_| Error::Config("the uploader stopped".into()))
+            tx.blocking_send((meta, body)).map_err(|_| Error::internal("the uploader stopped"))
         })
     });
     let mut files = vec![];
@@ -310,7 +313,7 @@ pub async fn write(
         out.rows_out += meta.record_count;
         files.push(meta);
     }
-    let duplicates = encoder.await.map_err(|e| Error::Config(format!("encoder task failed: {e}")))?.map_err(|e| {
+    let duplicates = encoder.await.map_err(|e| Error::internal(format!("encoder task failed: {e}")))?.map_err(|e| {
         Error::WriteFailed { table: table.ident.to_string(), objects: sources.len(), source: Box::new(e) }
     })?;
     out.duplicates = duplicates as u64;
@@ -365,12 +368,14 @@ async fn fetch_and_read(
 ) -> Result<Fetched> {
     if obj.size > cfg.max_object_bytes {
         let why = format!("{} bytes is over the limit of {}", obj.size, cfg.max_object_bytes);
-        return Ok(Fetched::Read(Err(Rejection::new("too-large", why))));
+        return Ok(Fetched::Read(Err(Rejection::new(RejectionKind::TooLarge, why))));
     }
     let bytes = match ports.store.get_version(obj).await {
         Ok(Some(bytes)) => bytes,
         Ok(None) => return Ok(Fetched::Superseded(superseded(obj))),
-        Err(crate::PortError::Invalid(why)) => return Ok(Fetched::Read(Err(Rejection::new(UNREADABLE, why)))),
+        Err(crate::PortError::Invalid(why)) => {
+            return Ok(Fetched::Read(Err(Rejection::new(RejectionKind::Unreadable, why))));
+        }
         Err(e) => return Err(e.into()),
     };
     out.bytes_in += bytes.len() as u64;
@@ -378,22 +383,15 @@ async fn fetch_and_read(
     let (t, c) = (table.clone(), cfg.clone());
     let read = tokio::task::spawn_blocking(move || read_object(&bytes, &t, &c))
         .await
-        .map_err(|e| Error::Config(format!("decoder task failed: {e}")))?;
+        .map_err(|e| Error::internal(format!("decoder task failed: {e}")))?;
     Ok(Fetched::Read(read))
 }
-
-/// The rejection kind of a source object that is there but cannot be read as things stand
-/// (archived, access denied): replayed once restored or permitted.
-pub const UNREADABLE: &str = "unreadable";
-
-/// The rejection kind of a source version that was gone before it could be read.
-pub const SUPERSEDED: &str = "superseded";
 
 /// Why `obj` cannot be read: its notified version is gone.
 pub(crate) fn superseded(obj: &ObjectMeta) -> Rejection {
     let version = obj.version_id.as_deref().unwrap_or(&obj.version);
     let why = format!("version {version} is no longer there (overwritten or deleted before it was read)");
-    Rejection::new(SUPERSEDED, why)
+    Rejection::new(RejectionKind::Superseded, why)
 }
 
 /// Uploads a data file create-only; returns where it lives and when its bytes were written
@@ -426,7 +424,7 @@ pub(crate) async fn put_data_file(
         Err(e) => return Err(e.into()),
     };
     if existing.size != size {
-        return Err(Error::Internal(format!(
+        return Err(Error::internal(format!(
             "data file {uri} exists with {} bytes where these bytes are {size}: a digest collision or a bug",
             existing.size
         )));

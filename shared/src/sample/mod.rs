@@ -32,5 +32,5 @@ pub fn codec(name: &str) -> Result<Codec> {
 }
 
 pub(crate) fn avro_err(e: apache_avro::Error) -> Error {
-    Error::Config(format!("avro: {e}"))
+    Error::internal(format!("avro: {e}"))
 }

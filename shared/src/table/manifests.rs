@@ -236,7 +236,7 @@ impl Manifests {
         self.contents
             .get(&mf.manifest_path)
             .and_then(Content::parsed)
-            .ok_or_else(|| Error::Internal(format!("manifest {} was not read before planning", mf.manifest_path)))
+            .ok_or_else(|| Error::internal(format!("manifest {} was not read before planning", mf.manifest_path)))
     }
 
     /// Carries what is known of `mf` from `from` (a kept manifest of the parent snapshot).

@@ -461,7 +461,7 @@ fn summarized(
         .partition_spec_id(spec_id)
         .record_count(file.record_count())
         .file_size_in_bytes(file.file_size_in_bytes());
-    let bare = b.build().map_err(|e| Error::Config(format!("summary of {}: {e}", file.file_path())))?;
+    let bare = b.build().map_err(|e| Error::internal(format!("summary of {}: {e}", file.file_path())))?;
     count(&bare, schema, spec);
     Ok(())
 }
@@ -469,7 +469,7 @@ fn summarized(
 fn spec(meta: &TableMetadata, spec_id: i32) -> Result<iceberg::spec::PartitionSpecRef> {
     meta.partition_spec_by_id(spec_id)
         .cloned()
-        .ok_or_else(|| Error::Config(format!("partition spec {spec_id} is not in the table metadata")))
+        .ok_or_else(|| Error::data(format!("partition spec {spec_id} is not in the table metadata")))
 }
 
 /// The snapshot summary: what the collector counted, the running totals, and `extra`.

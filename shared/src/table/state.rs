@@ -110,7 +110,7 @@ impl WriterTable {
             .map(|f| {
                 let column = schema
                     .name_by_field_id(f.source_id)
-                    .ok_or_else(|| Error::Config(format!("sort field id {} not in schema", f.source_id)))?
+                    .ok_or_else(|| Error::data(format!("sort field id {} not in schema", f.source_id)))?
                     .to_string();
                 Ok(SortTerm {
                     column,
@@ -161,13 +161,13 @@ impl WriterTable {
         }
         match self.name_mapping.as_ref() {
             Ok(Some(mapping)) => Ok(Match::IdOrName(mapping)),
-            Ok(None) => Err(Error::Config(format!(
+            Ok(None) => Err(Error::data(format!(
                 "data file {path} has columns without Iceberg field ids (another engine's add_files or migrate) \
                  and table {} has no {} to read them by",
                 self.ident,
                 iceberg::spec::DEFAULT_SCHEMA_NAME_MAPPING
             ))),
-            Err(why) => Err(Error::Config(format!("data file {path} has columns without Iceberg field ids and {why}"))),
+            Err(why) => Err(Error::data(format!("data file {path} has columns without Iceberg field ids and {why}"))),
         }
     }
 

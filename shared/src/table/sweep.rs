@@ -123,7 +123,7 @@ pub async fn sweep_orphans(
                 continue;
             }
             let Some(modified) = o.modified_ms else {
-                return Err(Error::Internal(format!("the store gave no modification time for {}", o.uri)));
+                return Err(Error::internal(format!("the store gave no modification time for {}", o.uri)));
             };
             if modified >= cutoff_ms {
                 report.young += 1;

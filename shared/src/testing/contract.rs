@@ -7,7 +7,7 @@ use bytes::Bytes;
 
 use crate::PortError;
 use crate::ports::{Ledger, Lock, ObjectStore, QuarantineRecord, Queue, SourceState, TablePointer};
-use crate::{Rejection, TableIdent};
+use crate::{Rejection, RejectionKind, TableIdent};
 
 /// `ObjectStore`: get/put/head/list/delete, ranged reads and `put_if_absent`'s conflict, under `base`.
 pub async fn object_store(s: &dyn ObjectStore, base: &str) {
@@ -149,7 +149,7 @@ pub async fn ledger(l: &dyn Ledger, table: &TableIdent) {
         source_id: "s3://b/bad#e".into(),
         uri: "s3://b/bad".into(),
         table: Some(table.to_string()),
-        rejection: Rejection::new("corrupt", "bad magic"),
+        rejection: Rejection::new(RejectionKind::Corrupt, "bad magic"),
         at_ms: 1,
     };
     l.quarantine(r.clone()).await.expect("quarantine");

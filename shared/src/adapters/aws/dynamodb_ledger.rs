@@ -335,7 +335,7 @@ impl Ledger for DynamoDbLedger {
             .item("pk", s(format!("{QUARANTINE}{}", r.source_id)))
             .item("source_id", s(&r.source_id))
             .item("uri", s(&r.uri))
-            .item("kind", s(&r.rejection.kind))
+            .item("kind", s(r.rejection.kind.as_str()))
             .item("reason", s(&r.rejection.reason))
             .item("at_ms", AttributeValue::N(r.at_ms.to_string()));
         if let Some(t) = &r.table {
@@ -383,7 +383,7 @@ impl Ledger for DynamoDbLedger {
                     uri: get("uri").unwrap_or_default(),
                     table: get("table"),
                     rejection: Rejection {
-                        kind: get("kind").unwrap_or_default(),
+                        kind: get("kind").unwrap_or_default().into(),
                         reason: get("reason").unwrap_or_default(),
                     },
                     at_ms: item.get("at_ms").and_then(|v| v.as_n().ok()).and_then(|n| n.parse().ok()).unwrap_or(0),

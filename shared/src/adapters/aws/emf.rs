@@ -60,9 +60,10 @@ pub struct Emf {
 }
 
 impl Emf {
-    /// Metrics of `function` (the Lambda's name when it runs on Lambda).
-    pub fn new(function: &str) -> Self {
-        let name = std::env::var("AWS_LAMBDA_FUNCTION_NAME").unwrap_or_else(|_| function.to_string());
+    /// Metrics of `function`, or of the Lambda's own name (`AWS_LAMBDA_FUNCTION_NAME`, looked up
+    /// through `var`) when it runs on Lambda.
+    pub fn new(function: &str, var: impl Fn(&str) -> Option<String>) -> Self {
+        let name = crate::settings::Vars::new(&var).get("AWS_LAMBDA_FUNCTION_NAME").unwrap_or_else(|| function.into());
         Emf { recorder: Arc::new(Recorder::default()), function: name }
     }
 

@@ -58,13 +58,13 @@ impl Catalog {
     /// Glue, `FLOE_S3TABLES_BUCKET_ARN` for S3 Tables and `FLOE_REST_*` for a REST catalog
     /// ([`RestSettings::parse`](crate::adapters::rest::RestSettings::parse)), read through `var`.
     pub fn parse(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
-        let choice = var("FLOE_CATALOG");
-        let keep_archive = !flag("FLOE_GLUE_SKIP_ARCHIVE", var("FLOE_GLUE_SKIP_ARCHIVE"))?;
-        match choice.as_deref().map(str::trim).unwrap_or("dynamodb").to_ascii_lowercase().as_str() {
-            "dynamodb" | "" => Ok(Catalog::DynamoDb),
-            "rest" => Ok(Catalog::Rest(crate::adapters::rest::RestSettings::parse(var)?)),
-            "glue" => Ok(Catalog::Glue { catalog_id: var("FLOE_GLUE_CATALOG_ID"), keep_archive }),
-            "s3tables" => match var("FLOE_S3TABLES_BUCKET_ARN") {
+        let vars = crate::settings::Vars::new(&var);
+        let keep_archive = !vars.flag("FLOE_GLUE_SKIP_ARCHIVE", true)?;
+        match vars.get("FLOE_CATALOG").unwrap_or_else(|| "dynamodb".into()).to_ascii_lowercase().as_str() {
+            "dynamodb" => Ok(Catalog::DynamoDb),
+            "rest" => Ok(Catalog::Rest(crate::adapters::rest::RestSettings::parse(&var)?)),
+            "glue" => Ok(Catalog::Glue { catalog_id: vars.get("FLOE_GLUE_CATALOG_ID"), keep_archive }),
+            "s3tables" => match vars.get("FLOE_S3TABLES_BUCKET_ARN") {
                 Some(arn) if arn.starts_with("arn:") && arn.contains(":s3tables:") && arn.contains(":bucket/") => {
                     Ok(Catalog::S3Tables { bucket_arn: arn })
                 }
@@ -83,7 +83,7 @@ impl Catalog {
     }
 }
 
-/// Where the AWS adapters point. Binaries fill it from the environment ([`AwsSettings::from_env`]).
+/// Where the AWS adapters point. Binaries fill it from the environment ([`AwsSettings::from_lookup`]).
 #[derive(Debug, Clone, Default)]
 pub struct AwsSettings {
     /// A custom endpoint (LocalStack, moto): `AWS_ENDPOINT_URL`. Also switches S3 to path-style.
@@ -128,41 +128,25 @@ impl AwsSettings {
     /// Reads `AWS_ENDPOINT_URL`, `FLOE_CATALOG`, `FLOE_GLUE_CATALOG_ID`, `FLOE_GLUE_SKIP_ARCHIVE`,
     /// `FLOE_CATALOG_TABLE`, `FLOE_LOCK_TABLE`, `FLOE_LEDGER_TABLE`, `FLOE_COMMIT_QUEUE_URL`,
     /// `FLOE_INGEST_QUEUE_URL`, `FLOE_CREATE_DYNAMODB_TABLES`, `FLOE_LEDGER_TTL_DAYS` and `FLOE_WAREHOUSE`
-    /// (claim checks go under `<FLOE_WAREHOUSE>/_floe/claims`). Only binaries and tests call this.
-    pub fn from_env() -> Result<Self> {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let warehouse = var("FLOE_WAREHOUSE").unwrap_or_default();
+    /// (claim checks go under `<FLOE_WAREHOUSE>/_floe/claims`), through `var` (binaries pass
+    /// [`settings::env`](crate::settings::env)).
+    pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let vars = crate::settings::Vars::new(&var);
+        let warehouse = vars.get("FLOE_WAREHOUSE").unwrap_or_default();
+        let named = |k: &str, default: &str| vars.get(k).unwrap_or_else(|| default.into());
         Ok(AwsSettings {
-            endpoint_url: var("AWS_ENDPOINT_URL"),
-            catalog: Catalog::parse(var)?,
-            ingest_queue_url: var("FLOE_INGEST_QUEUE_URL"),
-            ledger_ttl: ttl_days("FLOE_LEDGER_TTL_DAYS", var("FLOE_LEDGER_TTL_DAYS"))?,
-            create_dynamodb_tables: flag("FLOE_CREATE_DYNAMODB_TABLES", var("FLOE_CREATE_DYNAMODB_TABLES"))?,
-            catalog_table: var("FLOE_CATALOG_TABLE").unwrap_or_else(|| DEFAULT_CATALOG_TABLE.into()),
-            lock_table: var("FLOE_LOCK_TABLE").unwrap_or_else(|| DEFAULT_LOCK_TABLE.into()),
-            ledger_table: var("FLOE_LEDGER_TABLE").unwrap_or_else(|| DEFAULT_LEDGER_TABLE.into()),
-            commit_queue_url: var("FLOE_COMMIT_QUEUE_URL").unwrap_or_default(),
+            endpoint_url: vars.get("AWS_ENDPOINT_URL"),
+            catalog: Catalog::parse(&var)?,
+            ingest_queue_url: vars.get("FLOE_INGEST_QUEUE_URL"),
+            ledger_ttl: vars.days("FLOE_LEDGER_TTL_DAYS")?,
+            create_dynamodb_tables: vars.flag("FLOE_CREATE_DYNAMODB_TABLES", true)?,
+            catalog_table: named("FLOE_CATALOG_TABLE", DEFAULT_CATALOG_TABLE),
+            lock_table: named("FLOE_LOCK_TABLE", DEFAULT_LOCK_TABLE),
+            ledger_table: named("FLOE_LEDGER_TABLE", DEFAULT_LEDGER_TABLE),
+            commit_queue_url: vars.get("FLOE_COMMIT_QUEUE_URL").unwrap_or_default(),
             claim_check_prefix: format!("{}/_floe/claims", warehouse.trim_end_matches('/')),
             warehouse: warehouse.trim_end_matches('/').to_string(),
         })
-    }
-}
-
-/// A time to live in whole days, at least one; unset means none.
-fn ttl_days(name: &str, value: Option<String>) -> Result<Option<std::time::Duration>> {
-    let Some(v) = value else { return Ok(None) };
-    match v.trim().parse::<u32>() {
-        Ok(days) if days >= 1 => Ok(Some(std::time::Duration::from_secs(u64::from(days) * 86_400))),
-        _ => Err(Error::Config(format!("{name} must be a whole number of days, at least 1, got `{v}`"))),
-    }
-}
-
-/// A boolean setting: `true`/`false` (also `1`/`0`, `yes`/`no`); unset means `true`.
-fn flag(name: &str, value: Option<String>) -> Result<bool> {
-    match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
-        None | Some("" | "true" | "1" | "yes") => Ok(true),
-        Some("false" | "0" | "no") => Ok(false),
-        Some(other) => Err(Error::Config(format!("{name} must be `true` or `false`, got `{other}`"))),
     }
 }
 
@@ -231,9 +215,9 @@ pub struct ColdStart {
 
 /// A function's cold start: telemetry, settings from the environment, clients, ports. A
 /// configuration error comes back as its message, which stops the cold start.
-pub async fn cold_start() -> std::result::Result<ColdStart, String> {
+pub async fn cold_start(var: impl Fn(&str) -> Option<String>) -> std::result::Result<ColdStart, String> {
     crate::telemetry::init_lambda();
-    let settings = AwsSettings::from_env().map_err(|e| e.to_string())?;
+    let settings = AwsSettings::from_lookup(var).map_err(|e| e.to_string())?;
     let clients = Clients::load(&settings).await;
     let ports = connect_with(&settings, &clients).await.map_err(|e| e.to_string())?;
     Ok(ColdStart { settings, clients, ports })
@@ -349,10 +333,14 @@ mod tests {
     #[test]
     fn a_ledger_ttl_is_whole_days_of_at_least_one() {
         let day = std::time::Duration::from_secs(86_400);
-        assert_eq!(super::ttl_days("X", None).unwrap(), None);
-        assert_eq!(super::ttl_days("X", Some(" 45 ".into())).unwrap(), Some(day * 45));
-        for bad in ["0", "-1", "1.5", "30d", ""] {
-            let err = super::ttl_days("FLOE_LEDGER_TTL_DAYS", Some(bad.into())).unwrap_err().to_string();
+        let ttl = |v: &str| {
+            let v = v.to_string();
+            AwsSettings::from_lookup(move |k| (k == "FLOE_LEDGER_TTL_DAYS").then(|| v.clone())).map(|s| s.ledger_ttl)
+        };
+        assert_eq!(ttl("").unwrap(), None, "unset");
+        assert_eq!(ttl(" 45 ").unwrap(), Some(day * 45));
+        for bad in ["0", "-1", "1.5", "30d"] {
+            let err = ttl(bad).unwrap_err().to_string();
             assert!(err.contains("FLOE_LEDGER_TTL_DAYS") && err.contains(&format!("`{bad}`")), "{err}");
         }
     }

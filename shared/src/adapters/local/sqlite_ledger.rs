@@ -154,7 +154,7 @@ impl Ledger for SqliteLedger {
         self.conn()
             .execute(
                 "INSERT OR REPLACE INTO quarantine VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![r.source_id, r.uri, r.table, r.rejection.kind, r.rejection.reason, r.at_ms],
+                params![r.source_id, r.uri, r.table, r.rejection.kind.as_str(), r.rejection.reason, r.at_ms],
             )
             .map(|_| ())
             .map_err(|e| sql_err("quarantine", e))
@@ -180,7 +180,7 @@ impl Ledger for SqliteLedger {
                     source_id: r.get(0)?,
                     uri: r.get(1)?,
                     table: r.get(2)?,
-                    rejection: Rejection { kind: r.get(3)?, reason: r.get(4)? },
+                    rejection: Rejection { kind: r.get::<_, String>(3)?.into(), reason: r.get(4)? },
                     at_ms: r.get(5)?,
                 })
             })

@@ -60,7 +60,7 @@ impl WarehouseLock {
             Ok(WarehouseLock { _file: file })
         })
         .await
-        .map_err(|e| crate::Error::Internal(format!("warehouse lock task failed: {e}")))?
+        .map_err(|e| crate::Error::internal(format!("warehouse lock task failed: {e}")))?
     }
 }
 

@@ -52,6 +52,8 @@ impl RestSettings {
     /// and `FLOE_REST_SIGV4=true` (AWS SigV4, with `FLOE_REST_SIGNING_REGION` and
     /// `FLOE_REST_SIGNING_NAME`), through `var`.
     pub fn parse(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let vars = crate::settings::Vars::new(&var);
+        let var = |k: &str| vars.get(k);
         let uri = var("FLOE_REST_URI").ok_or_else(|| {
             Error::Config("the REST catalog needs FLOE_REST_URI (its base URI, e.g. http://localhost:8181)".into())
         })?;
@@ -59,13 +61,7 @@ impl RestSettings {
         if !(uri.starts_with("http://") || uri.starts_with("https://")) || uri.len() < "http://x".len() {
             return Err(Error::Config(format!("FLOE_REST_URI must be an http:// or https:// URI, got `{uri}`")));
         }
-        let sigv4 = match var("FLOE_REST_SIGV4").map(|v| v.trim().to_ascii_lowercase()).as_deref() {
-            None | Some("false" | "0" | "no" | "") => false,
-            Some("true" | "1" | "yes") => true,
-            Some(other) => {
-                return Err(Error::Config(format!("FLOE_REST_SIGV4 must be `true` or `false`, got `{other}`")));
-            }
-        };
+        let sigv4 = vars.flag("FLOE_REST_SIGV4", false)?;
         let auth = match (var("FLOE_REST_TOKEN"), var("FLOE_REST_CREDENTIAL")) {
             (Some(_), Some(_)) => {
                 return Err(Error::Config(

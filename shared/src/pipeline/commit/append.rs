@@ -274,7 +274,7 @@ fn convert<'a>(state: &TableState, group: &'a [(String, FileManifest)]) -> Conve
     let mut out = Converted { ready: vec![], poisoned: vec![] };
     for (id, m) in group {
         let files = match m.file_schema(&state.metadata) {
-            None => Err(Error::Config(format!("it was written with schema {} which the table lacks", m.schema_id))),
+            None => Err(Error::data(format!("it was written with schema {} which the table lacks", m.schema_id))),
             Some(schema) => data_files(state, m, schema, schema),
         };
         match files {
@@ -292,7 +292,7 @@ fn convert<'a>(state: &TableState, group: &'a [(String, FileManifest)]) -> Conve
 /// A manifest's files as entries of a table whose schema is `schema`, written with `written`.
 fn data_files(state: &TableState, m: &FileManifest, written: &Schema, schema: &Schema) -> Result<Vec<(i32, DataFile)>> {
     let Some(spec) = state.metadata.partition_spec_by_id(m.spec_id) else {
-        return Err(Error::Config(format!("it names partition spec {} which the table lacks", m.spec_id)));
+        return Err(Error::data(format!("it names partition spec {} which the table lacks", m.spec_id)));
     };
     m.files.iter().map(|f| Ok((m.spec_id, f.to_data_file_of(written, schema, spec)?))).collect()
 }

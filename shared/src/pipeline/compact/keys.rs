@@ -228,7 +228,7 @@ impl KeyIndex {
         let mut n = 0;
         while let Some(b) = stream.try_next().await.map_err(port_error)? {
             let b = conform::conform_batch_with(&b, &expected, how)
-                .map_err(|e| Error::Config(format!("data file {path} does not fit the table's schema: {e}")))?;
+                .map_err(|e| Error::data_from(format!("data file {path} does not fit the table's schema"), e))?;
             let (rows, keyless) = key_rows(&self.table, &self.converter, &b)?;
             for i in (0..b.num_rows()).filter(|i| !keyless(*i)) {
                 each(rows.row(i).data());

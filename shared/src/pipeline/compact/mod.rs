@@ -237,7 +237,7 @@ pub async fn run_planned(
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.parallelism.max(1)));
     let mut set = tokio::task::JoinSet::new();
     for task in tasks {
-        let permit = sem.clone().acquire_owned().await.map_err(|e| Error::Internal(e.to_string()))?;
+        let permit = sem.clone().acquire_owned().await.map_err(|e| Error::internal(e.to_string()))?;
         let (cfg, ports, wt, keys) = (cfg.clone(), ports.clone(), wt.clone(), keys.clone());
         set.spawn(async move {
             let r = run_indexed(&cfg, &ports, &wt, snapshot_id, seq, &task, &keys).await;
@@ -257,7 +257,7 @@ pub async fn run_planned(
             }
             // A task that panicked takes the run down with it, as it would a process.
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(e) => return Err(Error::Internal(format!("compaction task failed: {e}"))),
+            Err(e) => return Err(Error::internal(format!("compaction task failed: {e}"))),
         };
         report.tasks += 1;
         let t = &mut report.totals;
@@ -315,7 +315,7 @@ async fn run_indexed(
     let identity = identity_values(table, task);
     let (batches, bytes_in) = tokio::task::spawn_blocking(move || decode(&t, &inputs, &identity))
         .await
-        .map_err(|e| Error::Internal(format!("decode task failed: {e}")))??;
+        .map_err(|e| Error::internal(format!("decode task failed: {e}")))??;
     let rows_in: u64 = batches.iter().flatten().map(|b| b.num_rows() as u64).sum();
     // The level-0 inputs' keys that older files hold: those rows are later copies. (A compacted
     // input is not checked: a `--full` run's references, compacted files at the target size,
@@ -333,7 +333,7 @@ async fn run_indexed(
     let bytes_per_row = (bytes_in as f64 / rows_in.max(1) as f64).max(1.0);
     let files = tokio::task::spawn_blocking(move || merge(&t, &c, batches, &found, &batch_key, bytes_per_row))
         .await
-        .map_err(|e| Error::Internal(format!("merge task failed: {e}")))??;
+        .map_err(|e| Error::internal(format!("merge task failed: {e}")))??;
     out.rows_in = rows_in;
     let mut added: Vec<DataFileMeta> = vec![];
     let mut written_ms = Some(chrono::Utc::now().timestamp_millis());
@@ -348,7 +348,7 @@ async fn run_indexed(
     out.rows_out = added.iter().map(|f| f.record_count).sum();
     let removed_rows: u64 = task.inputs.iter().map(|f| f.rows).sum();
     if removed_rows != out.rows_in {
-        return Err(Error::Internal(format!(
+        return Err(Error::internal(format!(
             "task {}: the manifests say its inputs hold {removed_rows} rows, the files {}",
             task.id, out.rows_in
         )));
@@ -429,7 +429,7 @@ fn with_constants(
     let mut columns = batch.columns().to_vec();
     for (field, value) in fill {
         let column = conform::repeated(field.data_type(), value, batch.num_rows()).ok_or_else(|| {
-            Error::Config(format!(
+            Error::data(format!(
                 "data file {path} lacks column `{}`, and its identity partition value {value:?} does not fit the \
                  column's type {}",
                 field.name(),
@@ -495,7 +495,7 @@ fn merge(
     // duplicate (the request's count is rows in minus rows out).
     let written: u64 = files.iter().map(|(m, _)| m.record_count).sum();
     if written + older + duplicates != rows_in {
-        return Err(Error::Internal(format!(
+        return Err(Error::internal(format!(
             "{rows_in} rows read, {older} dropped as keys older files hold, {duplicates} duplicates, but {written} \
              written"
         )));
@@ -530,7 +530,7 @@ fn read_file(
     for b in reader {
         let b = if fill.is_empty() { b? } else { with_constants(b?, &fill, path)? };
         let b = conform::conform_batch_with(&b, expected, how)
-            .map_err(|e| Error::Config(format!("data file {path} does not fit the table's schema: {e}")))?;
+            .map_err(|e| Error::data_from(format!("data file {path} does not fit the table's schema"), e))?;
         out.push(b);
     }
     Ok(out)
