@@ -153,7 +153,7 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         batches.len()
     );
 
-    let props = parquet::writer_properties(&a.compression, engine.row_group_rows)?;
+    let props = parquet::writer_properties(floe::config::parse_compression(&a.compression)?, engine.row_group_rows);
     let want = |name: &str| a.only.is_empty() || a.only.iter().any(|o| o == name);
     // The single-threaded measurements run in rounds, one run of each per round, so that a
     // slower or faster spell of the machine falls on all of them alike.
@@ -178,7 +178,9 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
                 let mut decoded = vec![];
                 let mut bytes = 0;
                 for &i in b {
-                    decoded.extend(read_object(&data[i], &table, &engine).map_err(|r| anyhow::anyhow!("{r}"))?.batches);
+                    decoded.extend(
+                        read_object(&data[i], &table, None, &engine).map_err(|r| anyhow::anyhow!("{r}"))?.batches,
+                    );
                     bytes += data[i].len();
                 }
                 let rows: usize = decoded.iter().map(|b| b.num_rows()).sum();

@@ -98,7 +98,7 @@ fn table_config(a: &IngestArgs, table: &TableIdent) -> anyhow::Result<TableConfi
         cfg = cfg.with_compression(c)?;
     }
     if let Some(mb) = a.target_file_size_mb {
-        cfg = cfg.with_target_file_size(mb * 1024 * 1024);
+        cfg = cfg.with_target_file_size(mb.saturating_mul(1024 * 1024))?;
     }
     Ok(cfg)
 }

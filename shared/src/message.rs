@@ -204,7 +204,7 @@ pub enum RowsTaken {
 
 impl RowsTaken {
     /// What a writer with `route` takes.
-    pub fn of(route: Option<&crate::route::RowRoute>) -> Self {
+    pub fn of(route: Option<&crate::config::RowRoute>) -> Self {
         route.map_or(RowsTaken::All, |r| RowsTaken::Routed(r.clone()))
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use floe::pipeline::commit::{Committer, MessageResult};
 use floe::pipeline::create::ensure_table;
-use floe::pipeline::write::write;
+use floe::pipeline::write::{write, write_rows};
 use floe::ports::{Ledger, Message, ObjectMeta, Pointer, Ports, QuarantineRecord, SourceState, TablePointer};
 use floe::table::WriterTable;
 use floe::{PortError, TableIdent};
@@ -712,9 +712,9 @@ async fn an_overlap_of_another_route_is_quarantined_even_for_the_same_table() {
         values: ["click".to_string(), "view".to_string()].into(),
         others: false,
     };
-    let t = Arc::new(writer_table(&h, &h.ports, &inputs).await).with_route(Some(route));
-    write(&h.engine, &h.ports, &t, inputs[0..2].to_vec()).await.unwrap();
-    write(&h.engine, &h.ports, &t, inputs[1..3].to_vec()).await.unwrap();
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    write_rows(&h.engine, &h.ports, &t, Some(&route), inputs[0..2].to_vec()).await.unwrap();
+    write_rows(&h.engine, &h.ports, &t, Some(&route), inputs[1..3].to_vec()).await.unwrap();
     let mine = h.events("mine", 2, 50, 27, 0.0).await;
     let r = ingest_into(&h, &h.ports, events_table("web.events"), mine).await.unwrap();
     assert_eq!(r.quarantined.len(), 1, "{:?}", r.quarantined);

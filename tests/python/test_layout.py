@@ -34,7 +34,8 @@ def test_the_check_sees_an_import():
 # (the engine's, the compactor's, the AWS and REST adapters'), a table name, a table's partition
 # and sort terms or properties checked against its schema, and flags checked against a table.
 SETTINGS = {
-    "settings.rs", "config.rs", "route.rs", "error.rs", "ports/table_pointer.rs", "table/create.rs", "table/mod.rs",
+    "settings.rs", "config/mod.rs", "config/routing.rs", "route.rs", "error.rs", "ports/table_pointer.rs",
+    "table/create.rs", "table/mod.rs", "table/terms.rs",
     "pipeline/create.rs", "handlers/mod.rs", "handlers/compactor.rs", "adapters/aws/mod.rs",
     "adapters/rest/mod.rs", "sample/mod.rs",
 }
@@ -51,3 +52,23 @@ def test_the_library_reads_no_environment_but_through_settings():
     sites = [f"{p.relative_to(SRC)}:{n}" for p in SRC.rglob("*.rs")
              for n, line in enumerate(p.read_text().splitlines(), 1) if read.search(line)]
     assert sites and all(s.startswith("settings.rs:") for s in sites), sites
+
+
+def test_the_table_and_convert_rooms_take_typed_values_not_settings():
+    assert imports("table", "config", "route") == []
+    assert imports("convert", "config", "route") == []
+    assert imports("pipeline", "config"), "the pattern must find an import of the settings"
+
+
+def uses(path, module):
+    pattern = re.compile(r"\b(?:super|crate)(?:::[a-z_]+)*?::" + module + r"\b")
+    return [line for line in (SRC / path).read_text().splitlines()
+            if pattern.search(line) and not line.lstrip().startswith("//")]
+
+
+def test_no_two_files_import_each_other():
+    # The pairs that once did: each now leans one way only.
+    assert uses("config/mod.rs", "route") == [] and uses("config/routing.rs", "route") == []
+    assert uses("route.rs", "config"), "routing reads the settings"
+    assert uses("adapters/rest/auth.rs", "http") == [] and uses("adapters/rest/http.rs", "auth")
+    assert uses("table/merge.rs", "snapshot") == [] and uses("table/snapshot.rs", "merge")

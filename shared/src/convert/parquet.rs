@@ -18,7 +18,6 @@ use parquet::file::metadata::ParquetMetaData;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 use parquet::file::statistics::Statistics;
 
-use crate::config::parse_compression;
 use crate::{Error, Result};
 
 /// Iceberg's default truncation length for string and binary bounds.
@@ -48,15 +47,15 @@ pub struct FileMetrics {
 }
 
 /// Parquet writer properties for a table's compression and row group size.
-pub fn writer_properties(compression: &str, row_group_rows: usize) -> Result<WriterProperties> {
-    Ok(WriterProperties::builder()
+pub fn writer_properties(compression: parquet::basic::Compression, row_group_rows: usize) -> WriterProperties {
+    WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)
-        .set_compression(parse_compression(compression)?)
+        .set_compression(compression)
         .set_max_row_group_row_count(Some(row_group_rows))
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_statistics_truncate_length(None)
         .set_created_by(format!("floe version {}", env!("CARGO_PKG_VERSION")))
-        .build())
+        .build()
 }
 
 /// `props` with dictionary encoding off for the `plain` leaf columns (see [`super::encoding`]).
@@ -362,7 +361,7 @@ mod tests {
         let b1 =
             batch(vec![Some(1.0), Some(nan), None], vec![Some(nan), Some(nan), Some(0.0)], vec![true, false, true]);
         let b2 = batch(vec![Some(nan), Some(-0.0)], vec![None, Some(nan)], vec![true, true]);
-        let props = writer_properties("zstd", 1024).unwrap();
+        let props = writer_properties(crate::table::terms::parse_compression("zstd").unwrap(), 1024);
         let (_, m) = write_parquet([Ok(b1), Ok(b2)], &arrow, &schema, props).unwrap();
         assert_eq!(m.nan_value_counts, BTreeMap::from([(1, 2), (2, 0), (4, 2)]));
     }
@@ -400,7 +399,7 @@ mod tests {
         .unwrap();
         let raw = arrow_array::FixedSizeBinaryArray::try_from_iter([[9u8; 16]].into_iter()).unwrap();
         let batch = RecordBatch::try_new(arrow.clone(), vec![Arc::new(id), Arc::new(ids), Arc::new(raw)]).unwrap();
-        let props = writer_properties("zstd", 1024).unwrap();
+        let props = writer_properties(crate::table::terms::parse_compression("zstd").unwrap(), 1024);
         let (body, _) = write_parquet([Ok(batch)], &arrow, &schema, props).unwrap();
         let reader = parquet::file::reader::SerializedFileReader::new(body).unwrap();
         use parquet::file::reader::FileReader;
@@ -443,7 +442,14 @@ mod tests {
             RecordBatch::try_new(arrow.clone(), vec![Arc::new(n), Arc::new(s)]).unwrap()
         };
         let write = |b: &RecordBatch, codec: &str| {
-            write_parquet([Ok(b)], &arrow, &schema, writer_properties(codec, 1024).unwrap()).unwrap().0
+            write_parquet(
+                [Ok(b)],
+                &arrow,
+                &schema,
+                writer_properties(crate::table::terms::parse_compression(codec).unwrap(), 1024),
+            )
+            .unwrap()
+            .0
         };
         // The columns read back (each test file is one batch of the reader's).
         let read = |body: &Bytes| -> Vec<arrow_array::ArrayRef> {

@@ -20,7 +20,7 @@ use crate::adapters::aws::SqsQueue;
 use crate::config::{EngineConfig, FloeToml};
 use crate::fault::FaultPoint;
 use crate::pipeline::commit::{Committer, MessageResult};
-use crate::pipeline::write::{quarantine, write};
+use crate::pipeline::write::{quarantine, write_rows};
 use crate::ports::{Message, ObjectMeta, ObjectStore, Ports, Queue};
 use crate::table::WriterTables;
 use crate::{Error, PortError, Result, TableIdent};
@@ -156,8 +156,8 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
         let table = cfg.table.clone();
         let objects: Vec<ObjectMeta> = items.iter().map(|(_, o)| o.clone()).collect();
         let outcome = async {
-            let wt = writer_table(env, ports, &cfg, &objects).await?.with_route(cfg.route.clone());
-            write(&env.engine, ports, &wt, objects.clone()).await
+            let wt = writer_table(env, ports, &cfg, &objects).await?;
+            write_rows(&env.engine, ports, &wt, cfg.route.as_ref(), objects.clone()).await
         }
         .await;
         match outcome {

@@ -76,7 +76,7 @@ pub async fn define_table(
         match schema_of(ports, engine, obj).await? {
             Ok(iceberg_schema) => {
                 let location = table_location(warehouse, &cfg.table);
-                let metadata = create_table_metadata(iceberg_schema, cfg, &location)?;
+                let metadata = create_table_metadata(iceberg_schema, &cfg.new_table(), &location)?;
                 return Ok(Definition { metadata, defined_by: obj.uri.clone() });
             }
             Err(r) => refused.push((obj.clone(), r)),

@@ -18,8 +18,8 @@ use tracing::info;
 use super::commit::{Committer, MessageResult};
 use super::compact::{CompactOptions, CompactReport, compact};
 use super::create::ensure_table;
-use super::write::{WriteOutcome, quarantine, source_id, write};
-use crate::config::{EngineConfig, TableConfig};
+use super::write::{WriteOutcome, quarantine, source_id, write_rows};
+use crate::config::{EngineConfig, RowRoute, TableConfig};
 use crate::fault::FaultPoint;
 use crate::message::{RowsTaken, SourceRef};
 use crate::ports::{ObjectMeta, Ports, SourceState};
@@ -132,8 +132,7 @@ pub async fn ingest(
         Err(e) => return Err(e),
     };
     report.created = created;
-    let table =
-        Arc::new(WriterTable::from_metadata(&table_cfg.table, &state.metadata)?).with_route(table_cfg.route.clone());
+    let table = Arc::new(WriterTable::from_metadata(&table_cfg.table, &state.metadata)?);
 
     // The committer runs alongside the writers and stops once they are done and the queue is empty.
     let writers_done = Arc::new(AtomicBool::new(false));
@@ -147,7 +146,8 @@ pub async fn ingest(
         tokio::spawn(async move { run_committer(engine, ports, done, visibility, Some(own)).await })
     };
 
-    let outcomes = run_writers(engine, ports, &table, plan_batches(objects, opts), opts.writers).await;
+    let batches = plan_batches(objects, opts);
+    let outcomes = run_writers(engine, ports, &table, table_cfg.route.as_ref(), batches, opts.writers).await;
     writers_done.store(true, Ordering::SeqCst);
     let committed = committer.await.map_err(|e| Error::internal(format!("committer task failed: {e}")))?;
     let outcomes = outcomes?;
@@ -196,6 +196,7 @@ async fn run_writers(
     engine: &EngineConfig,
     ports: &Ports,
     table: &Arc<WriterTable>,
+    route: Option<&RowRoute>,
     batches: Vec<Vec<ObjectMeta>>,
     writers: usize,
 ) -> Result<Vec<WriteOutcome>> {
@@ -203,9 +204,9 @@ async fn run_writers(
     let mut set = JoinSet::new();
     for batch in batches {
         let permit = sem.clone().acquire_owned().await.map_err(|e| Error::internal(e.to_string()))?;
-        let (engine, ports, table) = (engine.clone(), ports.clone(), table.clone());
+        let (engine, ports, table, route) = (engine.clone(), ports.clone(), table.clone(), route.cloned());
         set.spawn(async move {
-            let r = write(&engine, &ports, &table, batch).await;
+            let r = write_rows(&engine, &ports, &table, route.as_ref(), batch).await;
             if r.is_ok() {
                 ports.faults.hit(FaultPoint::WriterBeforeAck).await;
             }

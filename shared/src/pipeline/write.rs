@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use tracing::{info, instrument, warn};
 
 use super::cluster::{cluster, dedup, key_batch};
-use crate::config::EngineConfig;
+use crate::config::{EngineConfig, RowRoute};
 use crate::convert::encoding::{self, SAMPLE_ROWS};
 use crate::convert::evolve::{self, Evolution, SchemaChange};
 use crate::convert::{avro, conform, parquet, schema};
@@ -65,23 +65,33 @@ pub struct ReadObject {
 }
 
 /// Reads and checks one object against `table` (the table's view, possibly evolved by earlier
-/// objects of the batch): framing, schema mapping and evolution, decoding, conformance.
+/// objects of the batch): framing, schema mapping and evolution, decoding, conformance, and,
+/// when the table takes only some rows of its objects (`route`), those rows.
 ///
 /// A panic inside a decoder (a bug reached by hostile input) rejects the object rather than
 /// taking the batch down with it.
-pub fn read_object(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<ReadObject, Rejection> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_object_inner(bytes, table, cfg))).unwrap_or_else(
-        |p| {
+pub fn read_object(
+    bytes: &[u8],
+    table: &WriterTable,
+    route: Option<&RowRoute>,
+    cfg: &EngineConfig,
+) -> Result<ReadObject, Rejection> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_object_inner(bytes, table, route, cfg)))
+        .unwrap_or_else(|p| {
             let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
             Err(Rejection::new(
                 RejectionKind::Corrupt,
                 format!("the decoder failed: {}", what.unwrap_or_else(|| "panic".into())),
             ))
-        },
-    )
+        })
 }
 
-fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> Result<ReadObject, Rejection> {
+fn read_object_inner(
+    bytes: &[u8],
+    table: &WriterTable,
+    route: Option<&RowRoute>,
+    cfg: &EngineConfig,
+) -> Result<ReadObject, Rejection> {
     let info = avro::inspect(bytes)?;
     let mapped = schema::map_avro_json(&info.schema_json).map_err(schema_rejection)?;
     let (file_schema, extras) = (&mapped.0, &mapped.1);
@@ -108,7 +118,7 @@ fn read_object_inner(bytes: &[u8], table: &WriterTable, cfg: &EngineConfig) -> R
         .iter()
         .map(|b| conform::conform_batch_with(b, &target, how).map_err(schema_rejection))
         .collect::<Result<_, _>>()?;
-    if let Some(route) = &table.route {
+    if let Some(route) = route {
         // Routing by value: this table takes only its rows of the object.
         let why = |e: Error| Rejection::new(RejectionKind::Schema, format!("routing by {route}: {e}"));
         batches = batches.iter().map(|b| route.filter(b).map_err(why)).collect::<Result<_, _>>()?;
@@ -202,12 +212,25 @@ pub async fn quarantine(
     Ok(())
 }
 
-/// Runs the writer role on one batch of source objects for `table`.
-#[instrument(skip_all, fields(table = %table.ident, objects = objects.len()))]
+/// Runs the writer role on one batch of source objects for `table`, which takes every row of
+/// them.
 pub async fn write(
     cfg: &EngineConfig,
     ports: &Ports,
     table: &WriterTable,
+    objects: Vec<ObjectMeta>,
+) -> Result<WriteOutcome> {
+    write_rows(cfg, ports, table, None, objects).await
+}
+
+/// Runs the writer role on one batch of source objects for `table`, which takes the rows
+/// `route` selects (every row when `None`: routing by value, [`crate::route`]).
+#[instrument(skip_all, fields(table = %table.ident, objects = objects.len()))]
+pub async fn write_rows(
+    cfg: &EngineConfig,
+    ports: &Ports,
+    table: &WriterTable,
+    route: Option<&RowRoute>,
     objects: Vec<ObjectMeta>,
 ) -> Result<WriteOutcome> {
     let started = Instant::now();
@@ -240,7 +263,7 @@ pub async fn write(
             continue;
         }
         let read_started = Instant::now();
-        let read = fetch_and_read(cfg, ports, &view, &obj, &mut out).await?;
+        let read = fetch_and_read(cfg, ports, &view, route, &obj, &mut out).await?;
         ports.metrics.count("source_objects", 1);
         match read {
             Fetched::Superseded(rejection) => {
@@ -329,7 +352,7 @@ pub async fn write(
         evolution: (!changes.is_empty())
             .then(|| Box::new(SchemaEvolution { changes, schema: table.schema.as_ref().clone() })),
         written_ms,
-        rows: Some(RowsTaken::of(table.route.as_ref())),
+        rows: Some(RowsTaken::of(route)),
     };
     ports.commit_queue.send(manifest.to_json()?).await?;
     ports.faults.hit(FaultPoint::WriterAfterManifestSend).await;
@@ -363,6 +386,7 @@ async fn fetch_and_read(
     cfg: &EngineConfig,
     ports: &Ports,
     table: &std::sync::Arc<WriterTable>,
+    route: Option<&RowRoute>,
     obj: &ObjectMeta,
     out: &mut WriteOutcome,
 ) -> Result<Fetched> {
@@ -380,8 +404,8 @@ async fn fetch_and_read(
     };
     out.bytes_in += bytes.len() as u64;
     ports.metrics.count("source_bytes", bytes.len() as u64);
-    let (t, c) = (table.clone(), cfg.clone());
-    let read = tokio::task::spawn_blocking(move || read_object(&bytes, &t, &c))
+    let (t, r, c) = (table.clone(), route.cloned(), cfg.clone());
+    let read = tokio::task::spawn_blocking(move || read_object(&bytes, &t, r.as_ref(), &c))
         .await
         .map_err(|e| Error::internal(format!("decoder task failed: {e}")))?;
     Ok(Fetched::Read(read))
@@ -487,7 +511,7 @@ pub fn encode(
         }
         None => vec![],
     };
-    let props = parquet::with_plain_columns(parquet::writer_properties(&table.compression, cfg.row_group_rows)?, plain);
+    let props = parquet::with_plain_columns(parquet::writer_properties(table.compression, cfg.row_group_rows), plain);
     let ptype = table.spec.partition_type(&table.schema)?;
     let sort_order_id = (!table.sort_order.is_unsorted()).then_some(table.sort_order.order_id as i32);
     // Rows are gathered about an eighth of the batch at a time: small files a slab of several

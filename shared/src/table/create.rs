@@ -1,7 +1,8 @@
 //! Metadata of a new table: schema, partition spec, sort order and properties from a
-//! [`TableConfig`], with every column the user named checked against the schema.
+//! [`NewTable`] (what the user declared, typed), with every column the user named checked
+//! against the schema.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 
 use iceberg::spec::{
@@ -9,15 +10,33 @@ use iceberg::spec::{
     TableMetadataBuilder, Transform, Type, UnboundPartitionSpec,
 };
 
+use super::terms::{PartitionTerm, SortTerm};
 use super::{PROP_COMPRESSION, PROP_DEDUP_KEY, PROP_TARGET_FILE_SIZE};
-use crate::config::{PartitionTerm, SortTerm, TableConfig};
 use crate::{Error, Result};
 
+/// What a user declares about a table that its first metadata records (the settings of
+/// `config::TableConfig` a table keeps).
+#[derive(Debug, Clone, Copy)]
+pub struct NewTable<'a> {
+    /// Partition terms; none: unpartitioned.
+    pub partition_by: &'a [PartitionTerm],
+    /// The sort order of its data files.
+    pub sort_by: &'a [SortTerm],
+    /// Columns whose value identifies a row.
+    pub dedup_key: &'a [String],
+    /// Parquet compression, as the user wrote it (checked when it was read).
+    pub compression: &'a str,
+    /// Target size of one data file, in bytes.
+    pub target_file_size: u64,
+    /// Table properties set at creation.
+    pub properties: &'a BTreeMap<String, String>,
+}
+
 /// Builds the first metadata of a table at `location`.
-pub fn create_table_metadata(schema: Schema, cfg: &TableConfig, location: &str) -> Result<TableMetadata> {
-    let spec = partition_spec(&schema, &cfg.partition_by)?;
-    let order = sort_order(&schema, &cfg.sort_by)?;
-    for col in &cfg.dedup_key {
+pub fn create_table_metadata(schema: Schema, cfg: &NewTable<'_>, location: &str) -> Result<TableMetadata> {
+    let spec = partition_spec(&schema, cfg.partition_by)?;
+    let order = sort_order(&schema, cfg.sort_by)?;
+    for col in cfg.dedup_key {
         primitive_column(&schema, col, "dedup key")?;
     }
     let mut props: HashMap<String, String> = cfg.properties.clone().into_iter().collect();
@@ -26,7 +45,7 @@ pub fn create_table_metadata(schema: Schema, cfg: &TableConfig, location: &str) 
     if !cfg.dedup_key.is_empty() {
         props.insert(PROP_DEDUP_KEY.into(), cfg.dedup_key.join(","));
     }
-    props.insert(PROP_COMPRESSION.into(), cfg.compression.clone());
+    props.insert(PROP_COMPRESSION.into(), cfg.compression.to_string());
     let codec = cfg.compression.split('(').next().unwrap_or("zstd").to_ascii_lowercase();
     props.insert("write.parquet.compression-codec".into(), codec);
     props.insert(PROP_TARGET_FILE_SIZE.into(), cfg.target_file_size.to_string());

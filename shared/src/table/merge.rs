@@ -23,7 +23,6 @@ use std::ops::Range;
 use iceberg::spec::{ManifestContentType, ManifestEntry, ManifestFile, ManifestStatus, TableMetadata};
 
 use super::manifests::Manifests;
-use super::snapshot::{PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, Slot, lists_live_files};
 use crate::Result;
 
 /// Bytes per entry assumed for a manifest not written yet, when the list gives no measure.
@@ -39,6 +38,46 @@ pub(super) struct MergePolicy {
     enabled: bool,
     min_count: usize,
     target_bytes: i64,
+}
+
+/// Iceberg's property: merge manifests once a snapshot would have more than this many.
+pub const PROP_MIN_COUNT_TO_MERGE: &str = "commit.manifest.min-count-to-merge";
+/// Iceberg's property: manifests at least this large are not merged.
+pub const PROP_MANIFEST_TARGET_SIZE: &str = "commit.manifest.target-size-bytes";
+/// Iceberg's property: whether manifests are merged at all.
+pub const PROP_MERGE_ENABLED: &str = "commit.manifest-merge.enabled";
+
+/// One manifest of the new snapshot: kept as it is, or to be written with these entries.
+pub(super) enum Slot {
+    Kept(ManifestFile),
+    New { spec_id: i32, entries: Vec<ManifestEntry> },
+}
+
+impl Slot {
+    pub(super) fn spec_id(&self) -> i32 {
+        match self {
+            Slot::Kept(mf) => mf.partition_spec_id,
+            Slot::New { spec_id, .. } => *spec_id,
+        }
+    }
+
+    /// Whether the slot goes into the new snapshot. A manifest written by this snapshot always
+    /// does; one carried from the parent only while it lists a live file: an earlier rewrite
+    /// that removed all of its files left it with nothing but `DELETED` entries, which no reader
+    /// of a later snapshot needs (Iceberg Java's `MergingSnapshotProducer` drops it the same
+    /// way). A count the list leaves out counts as live.
+    pub(super) fn has_live_files(&self) -> bool {
+        match self {
+            Slot::Kept(mf) => lists_live_files(mf),
+            Slot::New { .. } => true,
+        }
+    }
+}
+
+/// Whether a manifest's list entry counts a live (added or existing) file; a count the list
+/// leaves out counts as live. The next snapshot drops a manifest of the list without one.
+pub(super) fn lists_live_files(mf: &ManifestFile) -> bool {
+    mf.added_files_count.is_none_or(|n| n > 0) || mf.existing_files_count.is_none_or(|n| n > 0)
 }
 
 /// Slots (indices into a snapshot's slots) that end up as one manifest, or stay as they are.

@@ -16,16 +16,15 @@ mod snapshot;
 mod state;
 mod status;
 pub mod sweep;
+pub mod terms;
 
 pub use cache::WriterTables;
-pub use create::{create_table_metadata, partition_spec_text, sort_order_text};
+pub use create::{NewTable, create_table_metadata, partition_spec_text, sort_order_text};
 pub use layout::{data_file_uri, metadata_file_uri, partition_path, refreshed_data_file_uri, renders, table_location};
 pub use lineage::ensure_rewritable;
 pub use manifests::Manifests;
-pub use snapshot::{
-    Added, Change, PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE, SnapshotPlan, merge_inputs,
-    plan_snapshot,
-};
+pub use merge::{PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE};
+pub use snapshot::{Added, Change, SnapshotPlan, merge_inputs, plan_snapshot};
 pub use state::{TableState, WriterTable, ensure_supported, load_table, metadata_json};
 pub use status::{Freshness, SIZE_BUCKETS, TableStatus, freshness, table_status};
 

@@ -25,16 +25,9 @@ use super::layout::metadata_file_uri;
 use super::lineage;
 use super::maintain::{Cleanup, DROPPED_PROPERTY, DroppedRecord, Expiry, write_dropped};
 use super::manifests::{Manifests, path_hashes};
-use super::merge::{MergePolicy, weights};
+use super::merge::{MergePolicy, Slot, weights};
 use crate::ports::ObjectStore;
 use crate::{Error, Result};
-
-/// Iceberg's property: merge manifests once a snapshot would have more than this many.
-pub const PROP_MIN_COUNT_TO_MERGE: &str = "commit.manifest.min-count-to-merge";
-/// Iceberg's property: manifests at least this large are not merged.
-pub const PROP_MANIFEST_TARGET_SIZE: &str = "commit.manifest.target-size-bytes";
-/// Iceberg's property: whether manifests are merged at all.
-pub const PROP_MERGE_ENABLED: &str = "commit.manifest-merge.enabled";
 
 /// What a snapshot changes.
 #[derive(Debug, Clone)]
@@ -262,39 +255,6 @@ pub async fn plan_snapshot(
 /// (a warm committer keeps them parsed).
 pub fn merge_inputs(meta: &TableMetadata, list: &[ManifestFile]) -> HashSet<String> {
     MergePolicy::of(meta).next_inputs(list)
-}
-
-/// One manifest of the new snapshot: kept as it is, or to be written with these entries.
-pub(super) enum Slot {
-    Kept(ManifestFile),
-    New { spec_id: i32, entries: Vec<ManifestEntry> },
-}
-
-impl Slot {
-    pub(super) fn spec_id(&self) -> i32 {
-        match self {
-            Slot::Kept(mf) => mf.partition_spec_id,
-            Slot::New { spec_id, .. } => *spec_id,
-        }
-    }
-
-    /// Whether the slot goes into the new snapshot. A manifest written by this snapshot always
-    /// does; one carried from the parent only while it lists a live file: an earlier rewrite
-    /// that removed all of its files left it with nothing but `DELETED` entries, which no reader
-    /// of a later snapshot needs (Iceberg Java's `MergingSnapshotProducer` drops it the same
-    /// way). A count the list leaves out counts as live.
-    fn has_live_files(&self) -> bool {
-        match self {
-            Slot::Kept(mf) => lists_live_files(mf),
-            Slot::New { .. } => true,
-        }
-    }
-}
-
-/// Whether a manifest's list entry counts a live (added or existing) file; a count the list
-/// leaves out counts as live. The next snapshot drops a manifest of the list without one.
-pub(super) fn lists_live_files(mf: &ManifestFile) -> bool {
-    mf.added_files_count.is_none_or(|n| n > 0) || mf.existing_files_count.is_none_or(|n| n > 0)
 }
 
 /// The parent's manifests with `removed` taken out: a manifest holding a removed file is

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef as ArrowSchemaRef;
 use iceberg::spec::{FormatVersion, PartitionSpecRef, SchemaRef, SortOrderRef, TableMetadata};
 
+use super::terms::{DEFAULT_COMPRESSION, DEFAULT_TARGET_FILE_SIZE, SortTerm, parse_compression};
 use super::{PROP_COMPRESSION, PROP_DEDUP_KEY, PROP_TARGET_FILE_SIZE};
-use crate::config::{DEFAULT_COMPRESSION, DEFAULT_TARGET_FILE_SIZE, SortTerm};
 use crate::convert::conform::{Match, NameMap, lacks_field_ids};
 use crate::convert::evolve::{Constraints, Evolution};
 use crate::convert::parquet::arrow_schema;
@@ -81,8 +81,8 @@ pub struct WriterTable {
     pub sort: Vec<SortTerm>,
     /// Dedup key columns.
     pub dedup_key: Vec<String>,
-    /// Parquet compression.
-    pub compression: String,
+    /// Parquet compression (`floe.parquet-compression`).
+    pub compression: parquet::basic::Compression,
     /// Target data file size in bytes.
     pub target_file_size: u64,
     /// The highest field id the table has assigned (or, once evolved, proposes).
@@ -91,8 +91,6 @@ pub struct WriterTable {
     pub history: Vec<SchemaRef>,
     /// Partition field names of every spec the table has had (no column may take one).
     pub partition_names: HashSet<String>,
-    /// The rows of each object this table takes (routing by value); all when `None`.
-    pub route: Option<crate::route::RowRoute>,
     /// The table's name mapping (`schema.name-mapping.default`), by which a data file without
     /// field ids is read: `Ok(None)` when it has none, `Err` why it does not parse.
     pub name_mapping: Arc<std::result::Result<Option<NameMap>, String>>,
@@ -133,14 +131,13 @@ impl WriterTable {
             sort_order,
             sort,
             dedup_key,
-            compression: props.get(PROP_COMPRESSION).cloned().unwrap_or_else(|| DEFAULT_COMPRESSION.into()),
+            compression: parse_compression(props.get(PROP_COMPRESSION).map_or(DEFAULT_COMPRESSION, String::as_str))?,
             target_file_size: props
                 .get(PROP_TARGET_FILE_SIZE)
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(DEFAULT_TARGET_FILE_SIZE),
             last_column_id: m.last_column_id(),
             partition_names: m.partition_specs_iter().flat_map(|s| s.fields().iter().map(|f| f.name.clone())).collect(),
-            route: None,
             name_mapping: Arc::new(NameMap::of(props)),
             history: {
                 let mut h: Vec<SchemaRef> =
@@ -168,14 +165,6 @@ impl WriterTable {
                 iceberg::spec::DEFAULT_SCHEMA_NAME_MAPPING
             ))),
             Err(why) => Err(Error::data(format!("data file {path} has columns without Iceberg field ids and {why}"))),
-        }
-    }
-
-    /// This view taking only the rows `route` selects (the view itself when `None`).
-    pub fn with_route(self: Arc<Self>, route: Option<crate::route::RowRoute>) -> Arc<Self> {
-        match route {
-            None => self,
-            Some(r) => Arc::new(WriterTable { route: Some(r), ..self.as_ref().clone() }),
         }
     }
 

@@ -112,7 +112,7 @@ impl Tokens {
         let status = resp.status();
         let body = resp.bytes().await.map_err(|e| PortError::io(&context, e))?;
         if !status.is_success() {
-            return Err(super::http::status_error(&context, status, &body));
+            return Err(super::status::status_error(&context, status, &body));
         }
         let answer: TokenResponse = serde_json::from_slice(&body)
             .map_err(|e| PortError::Invalid(format!("{context}: not a token response: {e}")))?;

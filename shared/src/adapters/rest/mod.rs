@@ -22,6 +22,7 @@ mod changes;
 mod http;
 #[cfg(feature = "aws")]
 mod sigv4;
+mod status;
 
 use async_trait::async_trait;
 use iceberg::spec::TableMetadata;
@@ -29,7 +30,8 @@ use reqwest::Method;
 use sha2::Digest;
 
 pub use auth::RestAuth;
-use http::{Http, json, ok_or_error, status_error};
+use http::{Http, json, ok_or_error};
+use status::status_error;
 
 use crate::ports::{Committed, Pointer, TableIdent, TablePointer};
 use crate::{Error, PortError, Result};

@@ -10,12 +10,17 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+mod routing;
+
+pub use crate::table::terms::{
+    DEFAULT_COMPRESSION, DEFAULT_TARGET_FILE_SIZE, PartitionTerm, SortTerm, parse_compression,
+};
+pub use routing::{RoutingSection, RowRoute};
+
 use crate::{Error, Result, TableIdent};
 
-/// Default Parquet compression: zstd at level 3 (a good ratio at a cost well below decoding).
-pub const DEFAULT_COMPRESSION: &str = "zstd(3)";
-/// Default target size of one data file, in bytes, before rolling over to the next.
-pub const DEFAULT_TARGET_FILE_SIZE: u64 = 256 * 1024 * 1024;
+/// The smallest target data file size a table may be given (1 MiB).
+pub const MIN_TARGET_FILE_SIZE: u64 = 1024 * 1024;
 /// Default limit on one source object's size (larger objects are quarantined, not read).
 pub const DEFAULT_MAX_OBJECT_BYTES: u64 = 1024 * 1024 * 1024;
 /// Default limit on the decoded (in-memory Arrow) size of one source object.
@@ -47,7 +52,7 @@ pub struct TableConfig {
     /// Table properties set at creation.
     pub properties: BTreeMap<String, String>,
     /// The rows of each object this table takes, when its prefix's tables split them by value.
-    pub route: Option<crate::route::RowRoute>,
+    pub route: Option<RowRoute>,
 }
 
 impl TableConfig {
@@ -91,76 +96,26 @@ impl TableConfig {
         Ok(self)
     }
 
-    /// Sets the target data file size.
-    pub fn with_target_file_size(mut self, bytes: u64) -> Self {
-        self.target_file_size = bytes.max(1024 * 1024);
-        self
-    }
-}
-
-/// Parses a Parquet compression name, case-insensitively: `zstd` / `zstd(N)` (N in 1..=22),
-/// `snappy`, or `uncompressed` (the codecs this build of Parquet carries).
-pub fn parse_compression(c: &str) -> Result<parquet::basic::Compression> {
-    use parquet::basic::{Compression, ZstdLevel};
-    let bad = |why: &str| {
-        Error::Config(format!("compression `{c}`: {why} (use zstd, zstd(N) with N in 1..=22, snappy or uncompressed)"))
-    };
-    let norm = c.trim().to_ascii_lowercase();
-    match norm.as_str() {
-        "uncompressed" | "none" => return Ok(Compression::UNCOMPRESSED),
-        "snappy" => return Ok(Compression::SNAPPY),
-        "zstd" => return Ok(Compression::ZSTD(ZstdLevel::try_new(3).map_err(|e| bad(&e.to_string()))?)),
-        _ => {}
-    }
-    let level = norm
-        .strip_prefix("zstd(")
-        .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| bad("unknown codec"))?
-        .trim()
-        .parse::<i32>()
-        .map_err(|_| bad("the level must be an integer"))?;
-    if !(1..=22).contains(&level) {
-        return Err(bad("the level must be between 1 and 22"));
-    }
-    Ok(Compression::ZSTD(ZstdLevel::try_new(level).map_err(|e| bad(&e.to_string()))?))
-}
-
-/// One term of a partition spec: a transform of a source column.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionTerm {
-    /// Iceberg transform in its canonical text form (`day`, `bucket[16]`, `identity`...).
-    pub transform: String,
-    /// Source column (dotted path for nested fields).
-    pub column: String,
-}
-
-/// One term of a sort order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SortTerm {
-    /// Column (dotted path for nested fields).
-    pub column: String,
-    /// Descending instead of ascending.
-    pub descending: bool,
-    /// Nulls sort first (the default for ascending, as in Iceberg).
-    pub nulls_first: bool,
-}
-
-impl std::fmt::Display for PartitionTerm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.transform.split_once('[') {
-            Some((name, n)) => write!(f, "{name}({}, {})", n.trim_end_matches(']'), self.column),
-            None => write!(f, "{}({})", self.transform, self.column),
+    /// Sets the target data file size, at least [`MIN_TARGET_FILE_SIZE`].
+    pub fn with_target_file_size(mut self, bytes: u64) -> Result<Self> {
+        if bytes < MIN_TARGET_FILE_SIZE {
+            return Err(Error::Config(format!(
+                "target file size {bytes} bytes is under the least Floe writes, {MIN_TARGET_FILE_SIZE} (1 MiB)"
+            )));
         }
+        self.target_file_size = bytes;
+        Ok(self)
     }
-}
 
-impl std::fmt::Display for SortTerm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.descending, self.nulls_first) {
-            (false, true) => write!(f, "{}", self.column),
-            (true, false) => write!(f, "{} desc", self.column),
-            (false, false) => write!(f, "{} asc nulls last", self.column),
-            (true, true) => write!(f, "{} desc nulls first", self.column),
+    /// What the table's first metadata records of these settings.
+    pub fn new_table(&self) -> crate::table::NewTable<'_> {
+        crate::table::NewTable {
+            partition_by: &self.partition_by,
+            sort_by: &self.sort_by,
+            dedup_key: &self.dedup_key,
+            compression: &self.compression,
+            target_file_size: self.target_file_size,
+            properties: &self.properties,
         }
     }
 }
@@ -395,7 +350,7 @@ pub struct FloeToml {
     pub tables: Vec<TableSection>,
     /// Where unrouted objects and rows go (see `route`).
     #[serde(default)]
-    pub routing: crate::route::RoutingSection,
+    pub routing: RoutingSection,
 }
 
 /// One `[[table]]` section (or `[defaults]`); every key is optional.
@@ -450,7 +405,7 @@ impl FloeToml {
         if parsed.defaults.route_by.is_some() || parsed.defaults.route_values.is_some() {
             return Err(Error::Config("[defaults] cannot route by value: set `route_by` per table".into()));
         }
-        crate::route::validate(&parsed)?;
+        routing::validate(&parsed)?;
         Ok(parsed)
     }
 
@@ -484,7 +439,7 @@ impl TableSection {
             cfg = cfg.with_compression(c)?;
         }
         if let Some(mb) = self.target_file_size_mb {
-            cfg = cfg.with_target_file_size(mb * 1024 * 1024);
+            cfg = cfg.with_target_file_size(mb.saturating_mul(1024 * 1024))?;
         }
         if let Some(p) = &self.properties {
             cfg.properties.extend(p.clone());
@@ -515,6 +470,18 @@ mod tests {
         let bad = EngineConfig::from_lookup(env(&[("FLOE_MAX_VALUE_BYTES", "16MB")])).unwrap_err().to_string();
         assert!(bad.contains("FLOE_MAX_VALUE_BYTES") && bad.contains("16MB"), "{bad}");
         assert!(EngineConfig::from_lookup(env(&[("FLOE_MAX_VALUE_BYTES", "0")])).is_err());
+        let hours = EngineConfig::from_lookup(env(&[("FLOE_MAX_COMMIT_AGE_HOURS", "6")])).unwrap();
+        assert_eq!(hours.max_commit_age, Some(std::time::Duration::from_secs(6 * 3600)));
+    }
+
+    #[test]
+    fn a_target_file_size_under_a_mebibyte_is_refused_not_raised() {
+        let t = || TableConfig::new("a.b".parse().unwrap());
+        assert_eq!(t().with_target_file_size(MIN_TARGET_FILE_SIZE).unwrap().target_file_size, MIN_TARGET_FILE_SIZE);
+        let e = t().with_target_file_size(4096).unwrap_err().to_string();
+        assert!(e.contains("4096") && e.contains("1 MiB"), "{e}");
+        let toml = "[[table]]\nname = \"a.b\"\nprefixes = [\"x/\"]\ntarget_file_size_mb = 0\n";
+        assert!(FloeToml::parse(toml).unwrap_err().to_string().contains("under the least Floe writes"));
     }
     use super::*;
 
