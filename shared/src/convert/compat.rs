@@ -17,7 +17,7 @@ use iceberg::spec::{PrimitiveType, Type};
 use crate::Error;
 
 /// Whether a column of Iceberg type `from` may be read as `to` without changing any value.
-pub fn promotes(from: &PrimitiveType, to: &PrimitiveType) -> bool {
+pub(crate) fn promotes(from: &PrimitiveType, to: &PrimitiveType) -> bool {
     use PrimitiveType as P;
     match (from, to) {
         (a, b) if a == b => true,

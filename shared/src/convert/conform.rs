@@ -81,7 +81,7 @@ impl NameMap {
 /// fields, also inside lists and maps): a file another engine registered (`add_files`,
 /// `migrate`), to be read through the table's name mapping (as PyIceberg does unless every
 /// field has an id).
-pub fn lacks_field_ids(fields: &Fields) -> bool {
+pub(crate) fn lacks_field_ids(fields: &Fields) -> bool {
     fn inside(dt: &DataType) -> bool {
         match dt {
             DataType::Struct(f) => lacks_field_ids(f),
@@ -99,7 +99,7 @@ pub fn lacks_field_ids(fields: &Fields) -> bool {
 /// `n` copies of the partition value `value` as an array of `dt` (the table column's Arrow
 /// type): the column an identity partition gives a data file that lacks it (the spec's column
 /// projection, its first rule). `None` for a pairing no identity partition produces.
-pub fn repeated(dt: &DataType, value: &iceberg::spec::PrimitiveLiteral, n: usize) -> Option<ArrayRef> {
+pub(crate) fn repeated(dt: &DataType, value: &iceberg::spec::PrimitiveLiteral, n: usize) -> Option<ArrayRef> {
     use arrow_array::{BinaryArray, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array, StringArray};
     use iceberg::spec::PrimitiveLiteral as L;
     let one: ArrayRef = match (dt, value) {
@@ -132,12 +132,13 @@ pub fn repeated(dt: &DataType, value: &iceberg::spec::PrimitiveLiteral, n: usize
 }
 
 /// Reshapes `batch` into the table schema `target`, matching columns by name.
-pub fn conform_batch(batch: &RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
+#[cfg(test)]
+pub(crate) fn conform_batch(batch: &RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
     conform_batch_with(batch, target, Match::Name(&HashMap::new()))
 }
 
 /// Reshapes `batch` into the table schema `target`, matching columns as `how` says.
-pub fn conform_batch_with(batch: &RecordBatch, target: &SchemaRef, how: Match<'_>) -> Result<RecordBatch> {
+pub(crate) fn conform_batch_with(batch: &RecordBatch, target: &SchemaRef, how: Match<'_>) -> Result<RecordBatch> {
     let source = StructArray::from(batch.clone());
     let columns = conform_children(&source, target.fields(), "", how)?;
     let opts = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
@@ -145,12 +146,12 @@ pub fn conform_batch_with(batch: &RecordBatch, target: &SchemaRef, how: Match<'_
 }
 
 /// The Iceberg field id in a field's metadata.
-pub fn field_id(f: &Field) -> Option<i32> {
+pub(crate) fn field_id(f: &Field) -> Option<i32> {
     f.metadata().get(parquet::arrow::PARQUET_FIELD_ID_META_KEY).and_then(|v| v.parse().ok())
 }
 
 /// Where table field `t` (at dotted `path`'s level) is among the source's fields `names`.
-pub fn position(names: &Fields, t: &Field, path: &str, how: Match<'_>) -> Option<usize> {
+pub(crate) fn position(names: &Fields, t: &Field, path: &str, how: Match<'_>) -> Option<usize> {
     match how {
         Match::Name(renamed) => {
             let name = renamed.get(&join(path, t.name())).map_or(t.name().as_str(), String::as_str);
@@ -284,11 +285,6 @@ fn is_nested(t: &DataType) -> bool {
 
 fn join(path: &str, name: &str) -> String {
     if path.is_empty() { name.to_string() } else { format!("{path}.{name}") }
-}
-
-/// Returns `field` with its data type replaced (keeps name, nullability and metadata).
-pub fn with_type(field: &Field, dt: DataType) -> Field {
-    field.clone().with_data_type(dt)
 }
 
 #[cfg(test)]

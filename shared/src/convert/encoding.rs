@@ -20,7 +20,7 @@ use parquet::arrow::ArrowSchemaConverter;
 use parquet::schema::types::ColumnPath;
 
 /// Rows sampled to judge a batch's columns.
-pub const SAMPLE_ROWS: usize = 4096;
+pub(crate) const SAMPLE_ROWS: usize = 4096;
 
 /// Fewest non-null sampled values on which a column is judged (below it, the defaults stand).
 const MIN_VALUES: usize = 256;
@@ -29,7 +29,7 @@ const MIN_VALUES: usize = 256;
 /// table's Arrow shape) whose values would appear fewer than twice each, on average, in the
 /// whole file: a dictionary would hold most of them once more. Returns no column when the
 /// sample's leaves cannot be matched to the Parquet schema's (the defaults then stand).
-pub fn plain_columns(sample: &RecordBatch, file_rows: usize) -> Vec<ColumnPath> {
+pub(crate) fn plain_columns(sample: &RecordBatch, file_rows: usize) -> Vec<ColumnPath> {
     let Ok(descr) = ArrowSchemaConverter::new().convert(sample.schema_ref()) else {
         return vec![];
     };

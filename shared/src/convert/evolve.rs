@@ -88,7 +88,7 @@ impl std::fmt::Display for SchemaChange {
 /// What the Avro schema says of a file field beyond its Iceberg type (by the field's id in the
 /// file's own schema).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct FieldExtras {
+pub(crate) struct FieldExtras {
     /// Avro `aliases`: names the field had before.
     pub aliases: Vec<String>,
     /// Whether the Avro field declares a `default`.
@@ -123,7 +123,7 @@ pub struct Evolution {
 
 /// The evolution of `table` (whose `last-column-id` is `last_column_id`) that holds a file with
 /// schema `file` (mapped from Avro, with the file's own ids, which `extras` is keyed by).
-pub fn evolve(
+pub(crate) fn evolve(
     table: &Schema,
     last_column_id: i32,
     file: &Schema,
@@ -322,7 +322,7 @@ impl Evolver<'_> {
 
 /// The table's schema after a file's changes, if they change it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Rebased {
+pub(crate) struct Rebased {
     /// The new schema (its id is for the metadata builder to assign), if any change applied.
     pub schema: Option<Schema>,
     /// The `last-column-id` after the changes.
@@ -332,7 +332,7 @@ pub struct Rebased {
 /// Replays `changes` onto the table's `current` schema and checks that the file, written with
 /// `file`, holds only field ids that mean the same columns there. An `Err` is a conflict (the
 /// reason names the column): the file cannot be committed and must be written again.
-pub fn rebase(
+pub(crate) fn rebase(
     current: &Schema,
     last_column_id: i32,
     file: &Schema,

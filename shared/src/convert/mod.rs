@@ -3,9 +3,9 @@
 //! Nothing here does I/O beyond byte slices.
 
 pub mod avro;
-pub mod compat;
-pub mod conform;
-pub mod encoding;
-pub mod evolve;
+pub(crate) mod compat;
+pub(crate) mod conform;
+pub(crate) mod encoding;
+pub(crate) mod evolve;
 pub mod parquet;
-pub mod schema;
+pub(crate) mod schema;

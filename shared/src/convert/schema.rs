@@ -39,13 +39,13 @@ use super::evolve::FieldExtras;
 use crate::{Error, Result};
 
 /// Maps an Avro writer schema (which must be a record) to an Iceberg schema with fresh ids.
-pub fn avro_to_iceberg(avro: &Avro) -> Result<Schema> {
+pub(crate) fn avro_to_iceberg(avro: &Avro) -> Result<Schema> {
     Ok(avro_to_iceberg_with_extras(avro)?.0)
 }
 
 /// [`avro_to_iceberg`], and what the Avro schema says of each field beyond its type (aliases,
 /// whether it has a default), by the field's id in the returned schema.
-pub fn avro_to_iceberg_with_extras(avro: &Avro) -> Result<(Schema, HashMap<i32, FieldExtras>)> {
+pub(crate) fn avro_to_iceberg_with_extras(avro: &Avro) -> Result<(Schema, HashMap<i32, FieldExtras>)> {
     let Avro::Record(rec) = avro else {
         return Err(Error::schema("<root>", "the top-level Avro schema must be a record"));
     };
@@ -60,7 +60,7 @@ pub fn avro_to_iceberg_with_extras(avro: &Avro) -> Result<(Schema, HashMap<i32, 
 }
 
 /// An Avro writer schema's text mapped by [`avro_to_iceberg_with_extras`].
-pub type Mapped = Arc<(Schema, HashMap<i32, FieldExtras>)>;
+pub(crate) type Mapped = Arc<(Schema, HashMap<i32, FieldExtras>)>;
 
 /// Schemas most recently mapped by [`map_avro_json`], by their text (a bound, not a target).
 const MAPPED_KEPT: usize = 64;
@@ -73,7 +73,7 @@ const MAPPED_TEXT_MAX: usize = 256 * 1024;
 /// would otherwise be paid for every object. Only successes are kept, at most
 /// [`MAPPED_KEPT`] texts of up to [`MAPPED_TEXT_MAX`] bytes (all forgotten when a new one
 /// would pass that count).
-pub fn map_avro_json(json: &str) -> Result<Mapped> {
+pub(crate) fn map_avro_json(json: &str) -> Result<Mapped> {
     static KEPT: std::sync::LazyLock<std::sync::Mutex<HashMap<String, Mapped>>> =
         std::sync::LazyLock::new(Default::default);
     let kept = || KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -99,7 +99,7 @@ pub fn map_avro_json(json: &str) -> Result<Mapped> {
 /// Java's parser, fastavro and the decoder all read such a field as its plain type. apache-avro
 /// would take it for the logical type, so it is removed first: the table's column and the decoded
 /// values then agree, and a millisecond count is never read as microseconds.
-pub fn parse_avro_schema(json: &str) -> Result<Avro> {
+pub(crate) fn parse_avro_schema(json: &str) -> Result<Avro> {
     let invalid = |e: &dyn std::fmt::Display| Error::schema("<root>", format!("invalid Avro schema: {e}"));
     let mut value: serde_json::Value = serde_json::from_str(json).map_err(|e| invalid(&e))?;
     if !strip_field_logical_types(&mut value) {

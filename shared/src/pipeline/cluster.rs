@@ -47,7 +47,7 @@ pub(crate) fn column_by_path(batch: &RecordBatch, path: &str) -> Result<ArrayRef
 /// The rows to keep so that each distinct dedup key appears once (its first occurrence, in
 /// source order), or `None` when there is no key or no duplicate. A row whose key is null in
 /// any of its columns has no key (as in SQL, NULL equals nothing): it is always kept.
-pub fn dedup(batch: &RecordBatch, key: &[String]) -> Result<Option<Vec<u32>>> {
+pub(crate) fn dedup(batch: &RecordBatch, key: &[String]) -> Result<Option<Vec<u32>>> {
     if key.is_empty() || batch.num_rows() == 0 {
         return Ok(None);
     }
@@ -150,7 +150,7 @@ fn sort_indices(
 /// The order of a writer batch's rows, sorted by partition and then the cluster key, with the
 /// range of each partition in that order. Rows are gathered from the decoded batches one data
 /// file at a time ([`Clustered::gather`]), so the batch is never held twice whole.
-pub struct Clustered {
+pub(crate) struct Clustered {
     /// (decoded batch, row) of each output row, in output order.
     rows: Vec<(usize, usize)>,
     /// One entry per partition, in order: its range of `rows` and its partition tuple.
@@ -159,7 +159,7 @@ pub struct Clustered {
 
 impl Clustered {
     /// The output rows in `range` (a part of one partition), gathered from `batches`.
-    pub fn gather(&self, batches: &[RecordBatch], range: Range<usize>) -> Result<RecordBatch> {
+    pub(crate) fn gather(&self, batches: &[RecordBatch], range: Range<usize>) -> Result<RecordBatch> {
         super::gather::gather_rows(batches, &self.rows[range])
     }
 }
@@ -167,7 +167,7 @@ impl Clustered {
 /// The columns clustering reads (dedup key, sort key, partition sources), concatenated over a
 /// writer batch: a small copy, where concatenating every column would copy all the data once
 /// more before sorting copies it again.
-pub fn key_batch(batches: &[RecordBatch], table: &WriterTable) -> Result<RecordBatch> {
+pub(crate) fn key_batch(batches: &[RecordBatch], table: &WriterTable) -> Result<RecordBatch> {
     let mut names: Vec<&str> =
         table.dedup_key.iter().chain(table.sort.iter().map(|t| &t.column)).map(String::as_str).collect();
     for pf in table.spec.fields() {
@@ -217,7 +217,7 @@ fn partition_values(keys: &RecordBatch, table: &WriterTable) -> Result<Option<St
 /// Sorts the rows of the writer batch `batches` listed in `keep` (all if `None`) by partition
 /// and then the table's cluster key, reading only `keys` (see [`key_batch`]); the rows are
 /// gathered later, a data file at a time.
-pub fn cluster(
+pub(crate) fn cluster(
     batches: &[RecordBatch],
     keys: &RecordBatch,
     keep: Option<Vec<u32>>,

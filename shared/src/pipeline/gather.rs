@@ -26,7 +26,7 @@ use arrow_schema::DataType;
 use crate::Result;
 
 /// The rows `indices` ((batch, row) pairs) of `batches`, in that order, as one batch.
-pub fn gather_rows(batches: &[RecordBatch], indices: &[(usize, usize)]) -> Result<RecordBatch> {
+pub(crate) fn gather_rows(batches: &[RecordBatch], indices: &[(usize, usize)]) -> Result<RecordBatch> {
     let Some(first) = batches.first() else {
         return Err(crate::Error::internal("gather from no batches"));
     };
@@ -41,7 +41,7 @@ pub fn gather_rows(batches: &[RecordBatch], indices: &[(usize, usize)]) -> Resul
 }
 
 /// One column's values at `indices`, taken from `values` (all of one data type).
-pub fn interleave(values: &[&dyn Array], indices: &[(usize, usize)]) -> Result<ArrayRef> {
+pub(crate) fn interleave(values: &[&dyn Array], indices: &[(usize, usize)]) -> Result<ArrayRef> {
     let Some(first) = values.first() else {
         return Err(crate::Error::internal("interleave of no arrays"));
     };

@@ -17,7 +17,7 @@ use crate::{Rejection, RejectionKind};
 const PAIRWISE: usize = 16;
 
 /// Refuses `batch` if a map at any depth holds a key twice in one row.
-pub fn check(batch: &RecordBatch) -> Result<(), Rejection> {
+pub(crate) fn check(batch: &RecordBatch) -> Result<(), Rejection> {
     for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
         check_column(field.name(), column)?;
     }

@@ -9,13 +9,13 @@
 //!
 //! The Lambda handlers and the `floe` command call these and nothing below them.
 
-pub mod cluster;
+pub(crate) mod cluster;
 pub mod commit;
 pub mod compact;
 pub mod create;
-pub mod gather;
+pub(crate) mod gather;
 pub mod ingest;
-pub mod map_keys;
+pub(crate) mod map_keys;
 pub mod quarantine;
-pub mod ranges;
+pub(crate) mod ranges;
 pub mod write;

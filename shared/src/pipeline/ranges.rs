@@ -25,7 +25,7 @@ use crate::{Rejection, RejectionKind};
 const MAX_PARTITION_DAYS: i64 = 73_000_000;
 
 /// Refuses `batch` if it holds a value its table cannot carry exactly (see the module doc).
-pub fn check(batch: &RecordBatch, table: &WriterTable) -> Result<(), Rejection> {
+pub(crate) fn check(batch: &RecordBatch, table: &WriterTable) -> Result<(), Rejection> {
     for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
         check_times(field.name(), column)?;
     }
