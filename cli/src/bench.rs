@@ -80,22 +80,7 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     let input = match &a.input {
         Some(p) => p.clone(),
-        None => {
-            let dir = scratch.join("input");
-            std::fs::create_dir_all(&dir)?;
-            let spec = EventsSpec {
-                events_per_file: a.events_per_file,
-                tenants: 100,
-                dup_rate: 0.01,
-                codec: sample::codec(&a.codec)?,
-                ..Default::default()
-            };
-            eprintln!("generating {} files x {} events into {}", a.files, a.events_per_file, dir.display());
-            for i in 0..a.files {
-                std::fs::write(dir.join(format!("part-{i:05}.avro")), sample::events_file(&spec, 42, i)?.0)?;
-            }
-            dir
-        }
+        None => generate_input(&a, &scratch)?,
     };
     let store = floe::adapters::local::LocalFsObjectStore::new();
     let objects = inputs::objects(&store, std::slice::from_ref(&input)).await?;
@@ -106,17 +91,7 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let avro_bytes: u64 = data.iter().map(|d| d.len() as u64).sum();
 
     let engine = EngineConfig::default();
-    let table_ident = "bench.events".parse()?;
-    let mut cfg = TableConfig::new(table_ident).with_compression(&a.compression)?;
-    if !a.partition_by.is_empty() {
-        cfg = cfg.with_partition_by(&a.partition_by)?;
-    }
-    if !a.sort_by.is_empty() {
-        cfg = cfg.with_sort_by(&a.sort_by)?;
-    }
-    if !a.dedup_key.is_empty() {
-        cfg = cfg.with_dedup_key(&a.dedup_key)?;
-    }
+    let cfg = table_config(&a)?;
     let wh_dir = scratch.join("warehouse");
     let ports = local::ports(&wh_dir)?;
     let warehouse = local::warehouse_uri(&wh_dir)?;
@@ -125,21 +100,7 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
 
     // Same writer batches as `floe ingest` makes.
     let opts = IngestOptions::default();
-    let indexed: Vec<ObjectMeta> = objects.clone();
-    let batches: Vec<Vec<usize>> = {
-        let plan = plan_batches(indexed, &opts);
-        let mut i = 0;
-        plan.iter()
-            .map(|b| {
-                b.iter()
-                    .map(|_| {
-                        i += 1;
-                        i - 1
-                    })
-                    .collect()
-            })
-            .collect()
-    };
+    let batches = batch_indices(&objects, &opts);
     let infos: Vec<avro::ContainerInfo> =
         data.iter().map(|d| avro::inspect(d).map_err(|r| anyhow::anyhow!("{r}"))).collect::<anyhow::Result<_>>()?;
     let events: u64 = infos.iter().map(|i| i.records).sum();
@@ -249,6 +210,53 @@ pub(crate) async fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         std::fs::remove_dir_all(&scratch).ok();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Generates the benchmark's events under `scratch/input` (`--files` x `--events-per-file`).
+fn generate_input(a: &BenchArgs, scratch: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let dir = scratch.join("input");
+    std::fs::create_dir_all(&dir)?;
+    let spec = EventsSpec {
+        events_per_file: a.events_per_file,
+        tenants: 100,
+        dup_rate: 0.01,
+        codec: sample::codec(&a.codec)?,
+        ..Default::default()
+    };
+    eprintln!("generating {} files x {} events into {}", a.files, a.events_per_file, dir.display());
+    for i in 0..a.files {
+        std::fs::write(dir.join(format!("part-{i:05}.avro")), sample::events_file(&spec, 42, i)?.0)?;
+    }
+    Ok(dir)
+}
+
+/// The benchmark table's settings, from the flags.
+fn table_config(a: &BenchArgs) -> anyhow::Result<TableConfig> {
+    let mut cfg = TableConfig::new("bench.events".parse()?).with_compression(&a.compression)?;
+    if !a.partition_by.is_empty() {
+        cfg = cfg.with_partition_by(&a.partition_by)?;
+    }
+    if !a.sort_by.is_empty() {
+        cfg = cfg.with_sort_by(&a.sort_by)?;
+    }
+    if !a.dedup_key.is_empty() {
+        cfg = cfg.with_dedup_key(&a.dedup_key)?;
+    }
+    Ok(cfg)
+}
+
+/// The writer batches `floe ingest` makes of `objects`, as indices into it (batches keep the
+/// objects' order).
+fn batch_indices(objects: &[ObjectMeta], opts: &IngestOptions) -> Vec<Vec<usize>> {
+    let mut next = 0;
+    plan_batches(objects.to_vec(), opts)
+        .iter()
+        .map(|b| {
+            let start = next;
+            next += b.len();
+            (start..next).collect()
+        })
+        .collect()
 }
 
 /// The raw limit of a writer batch: its decoded rows concatenated, sorted by the table's sort

@@ -101,21 +101,80 @@ pub(crate) fn failures(ids: impl IntoIterator<Item = String>) -> SqsBatchRespons
 /// (only they are redelivered); objects that are bad are quarantined and count as done.
 pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::Value) -> Result<SqsBatchResponse> {
     let input = writer_input(&payload)?;
+    // A direct invocation has no message to fail alone: its errors fail the invocation, which
+    // Lambda retries.
     let direct = input.iter().any(|(id, _)| id.is_none());
-    let mut failed: Vec<String> = vec![];
-    // Keyed by table and route: a table that takes whole objects of one prefix and some rows of
-    // another's (a catch-all or default table shared by groups) writes each in its own batch.
+    let mut tally = Tally::default();
+    let batches = route_input(env, ports, input, direct, &mut tally).await?;
+    for (cfg, items) in batches {
+        write_table(env, ports, &cfg, items, direct, &mut tally).await?;
+    }
+    if let Some(dlq) = &env.dead_letters {
+        for r in &tally.refused {
+            if let Err(e) = dlq.send(dead_letter_body(r.table.as_ref(), &r.object, &r.why)).await {
+                warn!(uri = %r.object.uri, error = %e, "could not report a quarantined object to the DLQ (it is in the ledger)");
+            }
+        }
+    }
+    ports.faults.hit(FaultPoint::WriterBeforeAck).await;
+    let mut failed = tally.failed;
+    failed.sort();
+    failed.dedup();
+    if let Some(sqs) = env.retries.as_ref().filter(|_| !failed.is_empty()) {
+        backoff::retry_soon(sqs, &backoff::failed_records(&payload, &failed)).await;
+    }
+    Ok(failures(failed))
+}
+
+/// An object the writer refused (quarantined), for the dead-letter report.
+struct Refused {
+    /// The table it was refused for; `None`: no table takes it.
+    table: Option<TableIdent>,
+    object: ObjectMeta,
+    why: crate::Rejection,
+}
+
+/// What a writer invocation could not do: the messages to deliver again, and the objects it
+/// refused.
+#[derive(Default)]
+struct Tally {
+    failed: Vec<String>,
+    refused: Vec<Refused>,
+}
+
+impl Tally {
+    async fn refuse(
+        &mut self,
+        ports: &Ports,
+        table: Option<&TableIdent>,
+        object: ObjectMeta,
+        why: crate::Rejection,
+    ) -> Result<()> {
+        quarantine(ports, table, &object, &why).await?;
+        self.refused.push(Refused { table: table.cloned(), object, why });
+        Ok(())
+    }
+}
+
+/// The notified objects as writer batches by table and route: each identified (its version
+/// found, or gone), routed, and an object no table takes or whose version is gone refused.
+/// Keyed by table and route: a table that takes whole objects of one prefix and some rows of
+/// another's (a catch-all or default table shared by groups) writes each in its own batch.
+async fn route_input(
+    env: &WriterEnv,
+    ports: &Ports,
+    input: WriterInput,
+    direct: bool,
+    tally: &mut Tally,
+) -> Result<crate::route::Batches<Routed>> {
     let mut by_table: crate::route::Batches<Routed> = crate::route::Batches::default();
-    let mut refused: Vec<(Option<TableIdent>, ObjectMeta, crate::Rejection)> = vec![];
     for (id, objects) in input {
-        // A direct invocation has no message to fail alone: its error fails the invocation,
-        // which Lambda retries.
         let objects = match objects {
             Ok(o) => o,
             Err(e) if direct => return Err(e),
             Err(e) => {
                 warn!(message = ?id, error = %e, "unreadable notification; left for the DLQ");
-                failed.extend(id);
+                tally.failed.extend(id);
                 continue;
             }
         };
@@ -125,7 +184,7 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
                 Err(e) if direct => return Err(e.into()),
                 Err(e) => {
                     warn!(message = ?id, error = %e, "head failed; the message will be redelivered");
-                    failed.extend(id.clone());
+                    tally.failed.extend(id.clone());
                     continue;
                 }
             };
@@ -135,79 +194,73 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
             };
             let tables = env.router.route(&o.uri)?;
             if tables.is_empty() {
-                let r = crate::route::unrouted();
-                quarantine(ports, None, &o, &r).await?;
-                refused.push((None, o, r));
-                continue;
-            }
-            if gone {
+                tally.refuse(ports, None, o, crate::route::unrouted()).await?;
+            } else if gone {
                 // As a version gone before its read is, in the writer: recorded and reported.
                 let r = crate::pipeline::write::superseded(&o);
                 for cfg in &tables {
-                    quarantine(ports, Some(&cfg.table), &o, &r).await?;
-                    refused.push((Some(cfg.table.clone()), o.clone(), r.clone()));
+                    tally.refuse(ports, Some(&cfg.table), o.clone(), r.clone()).await?;
                 }
-                continue;
-            }
-            by_table.add(tables, &(id.clone(), o.clone()));
-        }
-    }
-    for (cfg, items) in by_table {
-        let table = cfg.table.clone();
-        let objects: Vec<ObjectMeta> = items.iter().map(|(_, o)| o.clone()).collect();
-        let outcome = async {
-            let wt = writer_table(env, ports, &cfg, &objects).await?;
-            write_rows(&env.engine, ports, &wt, cfg.route.as_ref(), objects.clone()).await
-        }
-        .await;
-        match outcome {
-            Ok(o) => {
-                info!(%table, objects = objects.len(), rows = o.rows_out, quarantined = o.quarantined.len(), "written");
-                if o.manifest.as_ref().is_some_and(|m| m.evolution.is_some()) {
-                    // The schema is changing: the next batch reads the table afresh, so a
-                    // proposal the committer refuses (the table moved on) is not made again.
-                    env.tables.evict(&table);
-                }
-                refused.extend(o.quarantined.into_iter().map(|(o, r)| (Some(table.clone()), o, r)));
-                // A notified version gone before its read: on a versioned bucket its rows are
-                // lost (a lifecycle expiry, a delete, a redrive later than the old versions are
-                // kept), so an operator hears of it as of any refused object.
-                let gone = o.superseded.into_iter().map(|o| {
-                    let r = crate::pipeline::write::superseded(&o);
-                    (Some(table.clone()), o, r)
-                });
-                refused.extend(gone);
-            }
-            Err(Error::NoTableDefinition { refused: none_fit, .. }) => {
-                // Nothing here can define the table: every object is refused, with its reason.
-                for (o, r) in none_fit {
-                    quarantine(ports, Some(&table), &o, &r).await?;
-                    refused.push((Some(table.clone()), o, r));
-                }
-            }
-            Err(e) => {
-                error!(%table, error = %e, "writer batch failed; its messages will be redelivered");
-                if direct {
-                    return Err(e);
-                }
-                failed.extend(items.into_iter().filter_map(|(id, _)| id));
+            } else {
+                by_table.add(tables, &(id.clone(), o));
             }
         }
     }
-    if let Some(dlq) = &env.dead_letters {
-        for (t, o, r) in &refused {
-            if let Err(e) = dlq.send(dead_letter_body(t.as_ref(), o, r)).await {
-                warn!(uri = %o.uri, error = %e, "could not report a quarantined object to the DLQ (it is in the ledger)");
+    Ok(by_table)
+}
+
+/// Writes one table's batch. What it refuses is tallied; if it fails, its messages are
+/// delivered again (a direct invocation fails instead).
+async fn write_table(
+    env: &WriterEnv,
+    ports: &Ports,
+    cfg: &crate::config::TableConfig,
+    items: Vec<Routed>,
+    direct: bool,
+    tally: &mut Tally,
+) -> Result<()> {
+    let table = &cfg.table;
+    let objects: Vec<ObjectMeta> = items.iter().map(|(_, o)| o.clone()).collect();
+    let outcome = async {
+        let wt = writer_table(env, ports, cfg, &objects).await?;
+        write_rows(&env.engine, ports, &wt, cfg.route.as_ref(), objects.clone()).await
+    }
+    .await;
+    match outcome {
+        Ok(o) => {
+            info!(%table, objects = objects.len(), rows = o.rows_out, quarantined = o.quarantined.len(), "written");
+            if o.manifest.as_ref().is_some_and(|m| m.evolution.is_some()) {
+                // The schema is changing: the next batch reads the table afresh, so a proposal
+                // the committer refuses (the table moved on) is not made again.
+                env.tables.evict(table);
+            }
+            let refused =
+                o.quarantined.into_iter().map(|(object, why)| Refused { table: Some(table.clone()), object, why });
+            tally.refused.extend(refused);
+            // A notified version gone before its read: on a versioned bucket its rows are lost
+            // (a lifecycle expiry, a delete, a redrive later than the old versions are kept), so
+            // an operator hears of it as of any refused object.
+            let gone = o.superseded.into_iter().map(|object| {
+                let why = crate::pipeline::write::superseded(&object);
+                Refused { table: Some(table.clone()), object, why }
+            });
+            tally.refused.extend(gone);
+        }
+        Err(Error::NoTableDefinition { refused: none_fit, .. }) => {
+            // Nothing here can define the table: every object is refused, with its reason.
+            for (o, r) in none_fit {
+                tally.refuse(ports, Some(table), o, r).await?;
             }
         }
+        Err(e) => {
+            error!(%table, error = %e, "writer batch failed; its messages will be redelivered");
+            if direct {
+                return Err(e);
+            }
+            tally.failed.extend(items.into_iter().filter_map(|(id, _)| id));
+        }
     }
-    ports.faults.hit(FaultPoint::WriterBeforeAck).await;
-    failed.sort();
-    failed.dedup();
-    if let Some(sqs) = env.retries.as_ref().filter(|_| !failed.is_empty()) {
-        backoff::retry_soon(sqs, &backoff::failed_records(&payload, &failed)).await;
-    }
-    Ok(failures(failed))
+    Ok(())
 }
 
 /// Messages of a committer invocation, with claim checks resolved.

@@ -224,7 +224,9 @@ pub async fn write(
 }
 
 /// Runs the writer role on one batch of source objects for `table`, which takes the rows
-/// `route` selects (every row when `None`: routing by value, [`crate::route`]).
+/// `route` selects (every row when `None`: routing by value, [`crate::route`]): the new
+/// sources are read (each accepted, quarantined or found superseded), their rows encoded and
+/// uploaded as data files, and a file manifest sent to the committer.
 #[instrument(skip_all, fields(table = %table.ident, objects = objects.len()))]
 pub async fn write_rows(
     cfg: &EngineConfig,
@@ -235,111 +237,17 @@ pub async fn write_rows(
 ) -> Result<WriteOutcome> {
     let started = Instant::now();
     let mut out = WriteOutcome::default();
-    // The same notification twice in one batch (S3 delivers at least once) is one object; and
-    // objects are read in id order, whatever the delivery order, so a redelivered batch makes
-    // the same rows in the same order (dedup keeps the first copy in that order).
-    let mut objects = objects;
-    objects.sort_by_cached_key(source_id);
-    objects.dedup_by_key(|o| source_id(o));
-    let ids: Vec<String> = objects.iter().map(source_id).collect();
-    let known = ports.ledger.lookup(&table.ident, &ids).await?;
-    let committed: std::collections::HashSet<&str> =
-        known.iter().filter(|(_, s)| matches!(s, SourceState::Committed { .. })).map(|(id, _)| id.as_str()).collect();
-    // A committed source sent again (a redelivery, a backfill, the same bytes uploaded again) is
-    // skipped below; its ledger record's time to live restarts, so it is remembered for as long
-    // as this copy could be sent again too.
-    if !committed.is_empty() {
-        let again: Vec<String> = committed.iter().map(|id| id.to_string()).collect();
-        ports.ledger.keep(&table.ident, &again).await?;
-    }
-
-    let mut accepted: Vec<Decoded> = vec![];
-    // The batch's schema: the table's, evolved by each accepted object in turn.
-    let mut view = std::sync::Arc::new(table.clone());
-    let mut changes: Vec<SchemaChange> = vec![];
-    for (obj, id) in objects.into_iter().zip(ids.iter()) {
-        if committed.contains(id.as_str()) {
-            out.skipped.push(obj);
-            continue;
-        }
-        let read_started = Instant::now();
-        let read = fetch_and_read(cfg, ports, &view, route, &obj, &mut out).await?;
-        ports.metrics.count("source_objects", 1);
-        match read {
-            Fetched::Superseded(rejection) => {
-                info!(uri = %obj.uri, version = %obj.version, "source version superseded before it was read");
-                ports.metrics.count("superseded", 1);
-                quarantine(ports, Some(&table.ident), &obj, &rejection).await?;
-                out.superseded.push(obj);
-            }
-            Fetched::Read(Ok(ReadObject { batches, evolution })) => {
-                if !evolution.changes.is_empty() {
-                    info!(uri = %obj.uri, changes = %evolution.changes.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "), "object evolves the schema");
-                    view = std::sync::Arc::new(view.evolved(&evolution)?);
-                    changes.extend(evolution.changes.iter().cloned());
-                }
-                let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
-                out.rows_in += rows;
-                ports.metrics.count("rows", rows);
-                info!(uri = %obj.uri, bytes = obj.size, rows, ms = read_started.elapsed().as_millis() as u64, "object read");
-                let source = SourceRef {
-                    id: id.clone(),
-                    uri: obj.uri.clone(),
-                    size: obj.size,
-                    rows,
-                    version_id: obj.version_id.clone(),
-                    created_ms: obj.modified_ms,
-                };
-                accepted.push(Decoded { source, batches });
-            }
-            Fetched::Read(Err(rejection)) => {
-                quarantine(ports, Some(&table.ident), &obj, &rejection).await?;
-                out.quarantined.push((obj, rejection));
-            }
-        }
-    }
+    let objects = new_sources(ports, &table.ident, objects, &mut out).await?;
+    let read = read_all(cfg, ports, table, route, objects, &mut out).await?;
     ports.faults.hit(FaultPoint::WriterAfterRead).await;
-    if accepted.is_empty() {
+    if read.accepted.is_empty() {
         return Ok(out);
     }
-
+    let Read { accepted, view, changes } = read;
     let sources: Vec<SourceRef> = accepted.iter().map(|d| d.source.clone()).collect();
     let batch_id = batch_key(&sources);
-    let bytes_per_row = (out.bytes_in as f64 / out.rows_in.max(1) as f64).max(1.0);
-    // Objects read before a later one evolved the schema further take its shape (by field id).
-    let batches: Vec<RecordBatch> = accepted
-        .into_iter()
-        .flat_map(|d| d.batches)
-        .map(|b| {
-            if b.schema() == view.arrow_schema {
-                Ok(b)
-            } else {
-                conform::conform_batch_with(&b, &view.arrow_schema, conform::Match::Id)
-            }
-        })
-        .collect::<Result<_>>()?;
     let table: &WriterTable = &view;
-    // Files are uploaded while the next ones are encoded: at most a few encoded files are held
-    // at a time, never the whole batch's Parquet.
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<(DataFileMeta, Bytes)>(2);
-    let (t, c, key) = (table.clone(), cfg.clone(), batch_id.clone());
-    let encoder = tokio::task::spawn_blocking(move || {
-        encode(&t, &c, batches, &key, bytes_per_row, &mut |meta, body| {
-            tx.blocking_send((meta, body)).map_err(|_| Error::internal("the uploader stopped"))
-        })
-    });
-    let mut files = vec![];
-    let mut written_ms = Some(chrono::Utc::now().timestamp_millis());
-    while let Some((mut meta, body)) = rx.recv().await {
-        let (path, at) = put_data_file(ports, cfg, &meta.path, body).await?;
-        (meta.path, written_ms) = (path, oldest(written_ms, at));
-        out.rows_out += meta.record_count;
-        files.push(meta);
-    }
-    let duplicates = encoder.await.map_err(|e| Error::internal(format!("encoder task failed: {e}")))?.map_err(|e| {
-        Error::WriteFailed { table: table.ident.to_string(), objects: sources.len(), source: Box::new(e) }
-    })?;
-    out.duplicates = duplicates as u64;
+    let (files, written_ms) = encode_and_upload(cfg, ports, table, accepted, &batch_id, &mut out).await?;
     ports.faults.hit(FaultPoint::WriterAfterUpload).await;
     let manifest = FileManifest {
         version: MESSAGE_VERSION,
@@ -370,6 +278,150 @@ pub async fn write_rows(
     );
     out.manifest = Some(manifest);
     Ok(out)
+}
+
+/// The batch's objects that `table` has not committed, once each, in source id order; the
+/// committed ones go to `out.skipped`.
+///
+/// The same notification twice in one batch (S3 delivers at least once) is one object; and
+/// objects are read in id order, whatever the delivery order, so a redelivered batch makes the
+/// same rows in the same order (dedup keeps the first copy in that order). A committed source
+/// sent again (a redelivery, a backfill, the same bytes uploaded again) is skipped; its ledger
+/// record's time to live restarts, so it is remembered for as long as this copy could be sent
+/// again too.
+async fn new_sources(
+    ports: &Ports,
+    table: &crate::TableIdent,
+    mut objects: Vec<ObjectMeta>,
+    out: &mut WriteOutcome,
+) -> Result<Vec<(String, ObjectMeta)>> {
+    objects.sort_by_cached_key(source_id);
+    objects.dedup_by_key(|o| source_id(o));
+    let ids: Vec<String> = objects.iter().map(source_id).collect();
+    let known = ports.ledger.lookup(table, &ids).await?;
+    let committed: std::collections::HashSet<&str> =
+        known.iter().filter(|(_, s)| matches!(s, SourceState::Committed { .. })).map(|(id, _)| id.as_str()).collect();
+    if !committed.is_empty() {
+        let again: Vec<String> = committed.iter().map(|id| id.to_string()).collect();
+        ports.ledger.keep(table, &again).await?;
+    }
+    let mut new = vec![];
+    for (id, obj) in ids.into_iter().zip(objects) {
+        if committed.contains(id.as_str()) {
+            out.skipped.push(obj);
+        } else {
+            new.push((id, obj));
+        }
+    }
+    Ok(new)
+}
+
+/// What the read step accepted, and the schema it needs.
+struct Read {
+    accepted: Vec<Decoded>,
+    /// The batch's schema: the table's, evolved by each accepted object in turn.
+    view: std::sync::Arc<WriterTable>,
+    /// The changes from the table's schema to `view`'s.
+    changes: Vec<SchemaChange>,
+}
+
+/// Reads each object in turn against the batch's schema so far: accepted (evolving the schema
+/// where it adds to it), quarantined with its reason, or recorded as superseded.
+async fn read_all(
+    cfg: &EngineConfig,
+    ports: &Ports,
+    table: &WriterTable,
+    route: Option<&RowRoute>,
+    objects: Vec<(String, ObjectMeta)>,
+    out: &mut WriteOutcome,
+) -> Result<Read> {
+    let mut read = Read { accepted: vec![], view: std::sync::Arc::new(table.clone()), changes: vec![] };
+    for (id, obj) in objects {
+        let read_started = Instant::now();
+        let fetched = fetch_and_read(cfg, ports, &read.view, route, &obj, out).await?;
+        ports.metrics.count("source_objects", 1);
+        match fetched {
+            Fetched::Superseded(rejection) => {
+                info!(uri = %obj.uri, version = %obj.version, "source version superseded before it was read");
+                ports.metrics.count("superseded", 1);
+                quarantine(ports, Some(&table.ident), &obj, &rejection).await?;
+                out.superseded.push(obj);
+            }
+            Fetched::Read(Ok(ReadObject { batches, evolution })) => {
+                if !evolution.changes.is_empty() {
+                    info!(uri = %obj.uri, changes = %evolution.changes.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "), "object evolves the schema");
+                    read.view = std::sync::Arc::new(read.view.evolved(&evolution)?);
+                    read.changes.extend(evolution.changes.iter().cloned());
+                }
+                let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+                out.rows_in += rows;
+                ports.metrics.count("rows", rows);
+                info!(uri = %obj.uri, bytes = obj.size, rows, ms = read_started.elapsed().as_millis() as u64, "object read");
+                let source = SourceRef {
+                    id,
+                    uri: obj.uri.clone(),
+                    size: obj.size,
+                    rows,
+                    version_id: obj.version_id.clone(),
+                    created_ms: obj.modified_ms,
+                };
+                read.accepted.push(Decoded { source, batches });
+            }
+            Fetched::Read(Err(rejection)) => {
+                quarantine(ports, Some(&table.ident), &obj, &rejection).await?;
+                out.quarantined.push((obj, rejection));
+            }
+        }
+    }
+    Ok(read)
+}
+
+/// Encodes the accepted rows into `table`'s data files (sorted, deduplicated) and uploads them,
+/// each while the next is encoded: at most a few encoded files are held at a time, never the
+/// whole batch's Parquet. Returns the files and the oldest time one was written.
+async fn encode_and_upload(
+    cfg: &EngineConfig,
+    ports: &Ports,
+    table: &WriterTable,
+    accepted: Vec<Decoded>,
+    batch_id: &str,
+    out: &mut WriteOutcome,
+) -> Result<(Vec<DataFileMeta>, Option<i64>)> {
+    let objects = accepted.len();
+    let bytes_per_row = (out.bytes_in as f64 / out.rows_in.max(1) as f64).max(1.0);
+    // Objects read before a later one evolved the schema further take its shape (by field id).
+    let batches: Vec<RecordBatch> = accepted
+        .into_iter()
+        .flat_map(|d| d.batches)
+        .map(|b| {
+            if b.schema() == table.arrow_schema {
+                Ok(b)
+            } else {
+                conform::conform_batch_with(&b, &table.arrow_schema, conform::Match::Id)
+            }
+        })
+        .collect::<Result<_>>()?;
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<(DataFileMeta, Bytes)>(2);
+    let (t, c, key) = (table.clone(), cfg.clone(), batch_id.to_string());
+    let encoder = tokio::task::spawn_blocking(move || {
+        encode(&t, &c, batches, &key, bytes_per_row, &mut |meta, body| {
+            tx.blocking_send((meta, body)).map_err(|_| Error::internal("the uploader stopped"))
+        })
+    });
+    let mut files = vec![];
+    let mut written_ms = Some(chrono::Utc::now().timestamp_millis());
+    while let Some((mut meta, body)) = rx.recv().await {
+        let (path, at) = put_data_file(ports, cfg, &meta.path, body).await?;
+        (meta.path, written_ms) = (path, oldest(written_ms, at));
+        out.rows_out += meta.record_count;
+        files.push(meta);
+    }
+    let duplicates = encoder
+        .await
+        .map_err(|e| Error::internal(format!("encoder task failed: {e}")))?
+        .map_err(|e| Error::WriteFailed { table: table.ident.to_string(), objects, source: Box::new(e) })?;
+    out.duplicates = duplicates as u64;
+    Ok((files, written_ms))
 }
 
 /// What reading one source object gave.

@@ -115,17 +115,7 @@ pub async fn plan_snapshot(
     if !change.removed.is_empty() {
         lineage::ensure_rewritable(state.metadata.location(), &state.metadata)?;
     }
-    let evolved;
-    let meta = match &change.schema {
-        Some(schema) => {
-            let built = TableMetadataBuilder::new_from_metadata(state.metadata.as_ref().clone(), None)
-                .add_current_schema(schema.clone())?
-                .build()?;
-            evolved = Arc::new(built.metadata);
-            &evolved
-        }
-        None => &state.metadata,
-    };
+    let meta = &with_schema(&state.metadata, change.schema.as_ref())?;
     let mut reads = 0;
     let mut manifests = match parent {
         Some(m) => m,
@@ -137,21 +127,8 @@ pub async fn plan_snapshot(
     manifests.read_holding(store, &change.removed, |p| next_merge.contains(p), &mut reads).await?;
     let mut summary = SnapshotSummaryCollector::default();
     let slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
-    let mut by_spec: HashMap<i32, Vec<ManifestEntry>> = HashMap::new();
-    for Added { spec_id, file, data_sequence_number } in change.added {
-        summarized(meta, spec_id, &file, |f, schema, spec| summary.add_file(f, schema, spec))?;
-        by_spec.entry(spec_id).or_default().push(ManifestEntry {
-            status: ManifestStatus::Added,
-            snapshot_id: Some(snapshot_id),
-            sequence_number: Some(data_sequence_number.unwrap_or(seq)),
-            file_sequence_number: Some(seq),
-            data_file: file,
-        });
-    }
     // New manifests first, as Iceberg Java orders them.
-    let mut new_slots: Vec<Slot> =
-        by_spec.into_iter().map(|(spec_id, entries)| Slot::New { spec_id, entries }).collect();
-    new_slots.sort_by_key(Slot::spec_id);
+    let mut new_slots = added_slots(meta, change.added, snapshot_id, seq, &mut summary)?;
     new_slots.extend(slots.into_iter().filter(Slot::has_live_files));
     let bins = merge.bins(&weights(&new_slots, &manifests.list));
     let inputs: HashSet<String> = bins
@@ -168,20 +145,7 @@ pub async fn plan_snapshot(
 
     let location = meta.location().trim_end_matches('/').to_string();
     let mut writer = Written::new(&location, store);
-    let mut next = Manifests::default();
-    for slot in slots {
-        match slot {
-            Slot::Kept(mf) => {
-                next.carry(&manifests, &mf);
-                next.list.push(mf);
-            }
-            Slot::New { spec_id, entries } => {
-                let mf = writer.manifest(meta, spec_id, snapshot_id, &entries).await?;
-                next.insert_parsed(&mf, entries);
-                next.list.push(mf);
-            }
-        }
-    }
+    let mut next = writer.manifests(meta, &manifests, slots, snapshot_id).await?;
     let parent_id = meta.current_snapshot_id();
     let (list_path, list, row_range) = writer.manifest_list(meta, snapshot_id, parent_id, seq, &next.list).await?;
     next.list = list;
@@ -190,26 +154,10 @@ pub async fn plan_snapshot(
     next.retain_parsed(|path| keep.contains(path));
 
     let mut props = summary_properties(meta, &summary, extra_summary);
-    let kept: HashSet<&str> = next.list.iter().map(|m| m.manifest_path.as_str()).collect();
-    let mut dropped = DroppedRecord {
-        snapshot_id,
-        manifests: manifests
-            .list
-            .iter()
-            .map(|m| m.manifest_path.clone())
-            .filter(|p| !kept.contains(p.as_str()))
-            .collect(),
-        data_files: change.removed.iter().cloned().collect(),
-    };
-    let dropped = if dropped.is_empty() {
-        None
-    } else {
-        dropped.data_files.sort();
-        let at = write_dropped(store, &location, &dropped).await?;
+    let dropped = writer.dropped(snapshot_id, &manifests, &next, &change.removed).await?;
+    if let Some((at, _)) = &dropped {
         props.insert(DROPPED_PROPERTY.into(), at.clone());
-        writer.writes += 1;
-        Some((at, dropped))
-    };
+    }
     let builder = Snapshot::builder()
         .with_snapshot_id(snapshot_id)
         .with_parent_snapshot_id(parent_id)
@@ -222,19 +170,7 @@ pub async fn plan_snapshot(
         Some((first_row_id, added_rows)) => builder.with_row_range(first_row_id, added_rows).build(),
         None => builder.build(),
     };
-    let mut builder =
-        TableMetadataBuilder::new_from_metadata(meta.as_ref().clone(), Some(state.pointer.metadata_location.clone()))
-            .add_snapshot(snapshot)?
-            .set_ref(MAIN_BRANCH, SnapshotReference::new(snapshot_id, super::maintain::main_retention(meta)))?;
-    for name in change.expire.refs.iter().filter(|r| *r != MAIN_BRANCH) {
-        builder = builder.remove_ref(name);
-    }
-    builder = builder.remove_snapshots(&change.expire.snapshots);
-    // The `iceberg` crate's `remove_snapshots` keeps their statistics; Java's drops them.
-    for id in &change.expire.snapshots {
-        builder = builder.remove_statistics(*id).remove_partition_statistics(*id);
-    }
-    let built = builder.build()?;
+    let built = with_snapshot(meta, &state.pointer.metadata_location, snapshot, &change.expire)?;
     let metadata_location = metadata_file_uri(&location, next_metadata_version(&state.pointer.metadata_location));
     let metadata_json = super::metadata_json(&built.metadata)?;
     Ok(SnapshotPlan {
@@ -249,6 +185,64 @@ pub async fn plan_snapshot(
         reads,
         writes: writer.writes,
     })
+}
+
+/// `meta` with `schema` made current (`meta` itself when there is none).
+fn with_schema(meta: &Arc<TableMetadata>, schema: Option<&Schema>) -> Result<Arc<TableMetadata>> {
+    let Some(schema) = schema else { return Ok(meta.clone()) };
+    let built = TableMetadataBuilder::new_from_metadata(meta.as_ref().clone(), None)
+        .add_current_schema(schema.clone())?
+        .build()?;
+    Ok(Arc::new(built.metadata))
+}
+
+/// The new manifests of `added` files, one per partition spec in spec order, each file counted
+/// in `summary`: added by this snapshot, with sequence number `seq` unless the file keeps its
+/// own data sequence number (a rewrite's output).
+fn added_slots(
+    meta: &TableMetadata,
+    added: Vec<Added>,
+    snapshot_id: i64,
+    seq: i64,
+    summary: &mut SnapshotSummaryCollector,
+) -> Result<Vec<Slot>> {
+    let mut by_spec: HashMap<i32, Vec<ManifestEntry>> = HashMap::new();
+    for Added { spec_id, file, data_sequence_number } in added {
+        summarized(meta, spec_id, &file, |f, schema, spec| summary.add_file(f, schema, spec))?;
+        by_spec.entry(spec_id).or_default().push(ManifestEntry {
+            status: ManifestStatus::Added,
+            snapshot_id: Some(snapshot_id),
+            sequence_number: Some(data_sequence_number.unwrap_or(seq)),
+            file_sequence_number: Some(seq),
+            data_file: file,
+        });
+    }
+    let mut slots: Vec<Slot> = by_spec.into_iter().map(|(spec_id, entries)| Slot::New { spec_id, entries }).collect();
+    slots.sort_by_key(Slot::spec_id);
+    Ok(slots)
+}
+
+/// The next metadata: `meta` (last at `location`) with `snapshot` added and made `main`'s head,
+/// and what `expire` names removed.
+fn with_snapshot(
+    meta: &TableMetadata,
+    location: &str,
+    snapshot: Snapshot,
+    expire: &Expiry,
+) -> Result<iceberg::spec::TableMetadataBuildResult> {
+    let snapshot_id = snapshot.snapshot_id();
+    let mut builder = TableMetadataBuilder::new_from_metadata(meta.clone(), Some(location.to_string()))
+        .add_snapshot(snapshot)?
+        .set_ref(MAIN_BRANCH, SnapshotReference::new(snapshot_id, super::maintain::main_retention(meta)))?;
+    for name in expire.refs.iter().filter(|r| *r != MAIN_BRANCH) {
+        builder = builder.remove_ref(name);
+    }
+    builder = builder.remove_snapshots(&expire.snapshots);
+    // The `iceberg` crate's `remove_snapshots` keeps their statistics; Java's drops them.
+    for id in &expire.snapshots {
+        builder = builder.remove_statistics(*id).remove_partition_statistics(*id);
+    }
+    Ok(builder.build()?)
 }
 
 /// The manifests of `meta`'s snapshot with manifest list `list` that its next merge reads first
@@ -352,6 +346,61 @@ impl<'a> Written<'a> {
         let mf = w.write_manifest_file().await?;
         self.upload(&path).await?;
         Ok(mf)
+    }
+
+    /// The new snapshot's manifests: each slot kept as it is (its parsed entries carried from
+    /// `parent`), or written.
+    async fn manifests(
+        &mut self,
+        meta: &TableMetadata,
+        parent: &Manifests,
+        slots: Vec<Slot>,
+        snapshot_id: i64,
+    ) -> Result<Manifests> {
+        let mut next = Manifests::default();
+        for slot in slots {
+            match slot {
+                Slot::Kept(mf) => {
+                    next.carry(parent, &mf);
+                    next.list.push(mf);
+                }
+                Slot::New { spec_id, entries } => {
+                    let mf = self.manifest(meta, spec_id, snapshot_id, &entries).await?;
+                    next.insert_parsed(&mf, entries);
+                    next.list.push(mf);
+                }
+            }
+        }
+        Ok(next)
+    }
+
+    /// Records what the snapshot drops (the parent's manifests `next` no longer lists, the
+    /// `removed` data files) for the cleanup once it expires: where the record was written.
+    async fn dropped(
+        &mut self,
+        snapshot_id: i64,
+        parent: &Manifests,
+        next: &Manifests,
+        removed: &HashSet<String>,
+    ) -> Result<Option<(String, DroppedRecord)>> {
+        let kept: HashSet<&str> = next.list.iter().map(|m| m.manifest_path.as_str()).collect();
+        let mut dropped = DroppedRecord {
+            snapshot_id,
+            manifests: parent
+                .list
+                .iter()
+                .map(|m| m.manifest_path.clone())
+                .filter(|p| !kept.contains(p.as_str()))
+                .collect(),
+            data_files: removed.iter().cloned().collect(),
+        };
+        if dropped.is_empty() {
+            return Ok(None);
+        }
+        dropped.data_files.sort();
+        let at = write_dropped(self.store, self.location, &dropped).await?;
+        self.writes += 1;
+        Ok(Some((at, dropped)))
     }
 
     /// Writes the list; returns its path, the entries as written (the writer assigns the new

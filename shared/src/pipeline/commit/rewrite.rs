@@ -393,6 +393,16 @@ struct View<'a> {
     tasks: HashSet<String>,
 }
 
+/// A rewrite request read against the table.
+struct Formed<'r> {
+    /// The schema its files were written with.
+    written: iceberg::spec::SchemaRef,
+    /// Its files, in the table's current types.
+    added: Vec<(i32, DataFile)>,
+    /// The files it removes.
+    removed: HashSet<&'r str>,
+}
+
 impl<'a> View<'a> {
     fn new(state: &'a TableState, manifests: &'a Manifests) -> Self {
         let live = manifests
@@ -432,121 +442,142 @@ impl<'a> View<'a> {
 
     /// The verdict on `request`, judged against this view.
     fn verdict(&self, request: &RewriteRequest) -> Verdict {
+        let checked = self.well_formed(request).and_then(|formed| {
+            // A request that landed before (its task is in the history) is a redelivery, even
+            // if its files have been compacted again since: they may still be in older
+            // snapshots. So is a second copy of a request taken in this snapshot.
+            if self.landed.contains(request.task_id.as_str()) || self.tasks.contains(&request.task_id) {
+                return Err(Verdict::Duplicate);
+            }
+            self.still_applies(request, &formed)?;
+            self.accounts(request, &formed)?;
+            Ok(formed.added)
+        });
+        checked.map_or_else(|verdict| verdict, Verdict::Take)
+    }
+
+    /// The request read against the table: its files converted to the table's types, or why it
+    /// never can be (poison).
+    fn well_formed<'r>(&self, request: &'r RewriteRequest) -> Result<Formed<'r>, Verdict> {
+        let poison = |why: String| Verdict::Poison(why);
         if !valid_task_id(&request.task_id) {
             // A summary lists its snapshot's tasks joined by ',': such an id would read as others.
-            return Verdict::Poison(format!(
+            return Err(poison(format!(
                 "rewrite task id {:?} is not 1 to {MAX_TASK_ID} letters, digits, '.', '_' or '-'",
                 request.task_id
-            ));
+            )));
         }
         let meta = &self.state.metadata;
-        let Some(spec) = meta.partition_spec_by_id(request.spec_id) else {
-            return Verdict::Poison(format!(
+        let spec = meta.partition_spec_by_id(request.spec_id).ok_or_else(|| {
+            poison(format!(
                 "rewrite {} names partition spec {} which the table lacks",
                 request.task_id, request.spec_id
-            ));
-        };
-        let Some(written) = meta.schema_by_id(request.schema_id) else {
-            return Verdict::Poison(format!(
-                "rewrite {} names schema {} which the table lacks",
-                request.task_id, request.schema_id
-            ));
-        };
+            ))
+        })?;
+        let written = meta.schema_by_id(request.schema_id).ok_or_else(|| {
+            poison(format!("rewrite {} names schema {} which the table lacks", request.task_id, request.schema_id))
+        })?;
         // Written with an earlier schema, its bounds take the promoted types.
         let current = meta.current_schema();
-        let added: Result<Vec<(i32, DataFile)>> =
-            request.added.iter().map(|f| Ok((request.spec_id, f.to_data_file_of(written, current, spec)?))).collect();
-        let added = match added {
-            Ok(files) => files,
-            Err(e) => return Verdict::Poison(format!("rewrite {}: {e}", request.task_id)),
-        };
+        let added = request
+            .added
+            .iter()
+            .map(|f| Ok((request.spec_id, f.to_data_file_of(written, current, spec)?)))
+            .collect::<Result<Vec<(i32, DataFile)>>>()
+            .map_err(|e| poison(format!("rewrite {}: {e}", request.task_id)))?;
         let removed: HashSet<&str> = request.removed.iter().map(String::as_str).collect();
         if removed.is_empty() || removed.len() != request.removed.len() {
-            return Verdict::Poison(format!("rewrite {} removes no files or names one twice", request.task_id));
+            return Err(poison(format!("rewrite {} removes no files or names one twice", request.task_id)));
         }
-        // A request that landed before (its task is in the history) is a redelivery, even if its
-        // files have been compacted again since: they may still be in older snapshots. So is a
-        // second copy of a request taken in this snapshot.
-        if self.landed.contains(request.task_id.as_str()) || self.tasks.contains(&request.task_id) {
-            return Verdict::Duplicate;
-        }
+        Ok(Formed { written: written.clone(), added, removed })
+    }
+
+    /// Whether the rewrite still applies to the table as it is now: if not, it is stale, with
+    /// the files it wrote that may be deleted at once.
+    fn still_applies(&self, request: &RewriteRequest, formed: &Formed<'_>) -> Result<(), Verdict> {
+        let (meta, written, removed) = (&self.state.metadata, &formed.written, &formed.removed);
         // Its columns must still mean the same in the table's schema (they do unless another
         // engine dropped one since); if not, the files are left to the orphan sweep.
-        if let Err(why) = crate::convert::evolve::rebase(current, meta.last_column_id(), written, &[]) {
+        if let Err(why) = crate::convert::evolve::rebase(meta.current_schema(), meta.last_column_id(), written, &[]) {
             let reason = format!("its files no longer fit the table's schema: {why}");
-            return Verdict::Stale { reason, orphans: vec![] };
+            return Err(Verdict::Stale { reason, orphans: vec![] });
         }
-        let live = &self.live;
-        let held = |path: &str| live.contains_key(path) || self.added.contains(path);
-        let added_live = request.added.iter().filter(|f| held(f.path.as_str())).count();
         let missing: Vec<&str> = removed.iter().copied().filter(|p| !self.is_live(p)).collect();
         let since = since_plan(meta, request.planned_snapshot_id);
-        // Its added files may be deleted only while the current snapshot's own history reaches back
-        // to its plan: had it landed, its snapshot would then be there to say so (checked above);
-        // and only when every kept snapshot is in that history (after a rollback, a snapshot off
-        // it may name them: time travel to it would find them gone), and the table allows
-        // deleting files (`gc.enabled`). Otherwise they are left to the orphan sweep, which
-        // checks every kept snapshot.
+        // Its added files may be deleted only while the current snapshot's own history reaches
+        // back to its plan: had it landed, its snapshot would then be there to say so (checked
+        // before); and only when every kept snapshot is in that history (after a rollback, a
+        // snapshot off it may name them: time travel to it would find them gone), and the table
+        // allows deleting files (`gc.enabled`). Otherwise they are left to the orphan sweep,
+        // which checks every kept snapshot.
         let deletable = since.is_some() && linear_history(meta) && crate::table::maintain::gc_enabled(meta);
         let orphans = || -> Vec<String> {
-            let unreferenced = request.added.iter().filter(|f| !held(f.path.as_str()));
+            let unreferenced = request.added.iter().filter(|f| !self.holds(f.path.as_str()));
             if deletable { unreferenced.map(|f| f.path.clone()).collect() } else { vec![] }
         };
         if !missing.is_empty() {
             let reason = Error::NotLive { files: missing.iter().map(|p| p.to_string()).collect() }.to_string();
-            return Verdict::Stale { reason, orphans: orphans() };
+            return Err(Verdict::Stale { reason, orphans: orphans() });
         }
         // A table upgraded to v3 since the plan: its rows' ids would not survive the rewrite.
         if let Err(e) = crate::table::ensure_rewritable(meta.location(), meta) {
-            return Verdict::Stale { reason: e.to_string(), orphans: orphans() };
+            return Err(Verdict::Stale { reason: e.to_string(), orphans: orphans() });
         }
         // Another engine's row-level deletes, or its rewrite of the files this task read (its
-        // references included), since the plan: the merge may bring deleted rows back or drop a key
-        // whose kept copy is gone.
-        let deletes = self.deletes;
-        let foreign = since.as_ref().is_none_or(|s| s.iter().any(|op| op.foreign_change));
-        if deletes || foreign {
-            let reason = if deletes {
-                "the table has row-level delete files, which Floe does not compact".to_string()
-            } else {
-                format!(
-                    "the table changed since snapshot {} other than by appends and Floe's rewrites (or that snapshot is no longer in its history)",
-                    request.planned_snapshot_id
-                )
-            };
-            // Neither reason is for good (another engine may remove its delete files; a rerun
-            // plans the same task and finds these very files): they are left to the sweep.
-            return Verdict::Stale { reason, orphans: vec![] };
+        // references included), since the plan: the merge may bring deleted rows back or drop a
+        // key whose kept copy is gone. Neither reason is for good (another engine may remove its
+        // delete files; a rerun plans the same task and finds these very files): the files are
+        // left to the sweep.
+        if self.deletes {
+            let reason = "the table has row-level delete files, which Floe does not compact".to_string();
+            return Err(Verdict::Stale { reason, orphans: vec![] });
         }
+        if since.as_ref().is_none_or(|s| s.iter().any(|op| op.foreign_change)) {
+            let reason = format!(
+                "the table changed since snapshot {} other than by appends and Floe's rewrites (or that snapshot is no longer in its history)",
+                request.planned_snapshot_id
+            );
+            return Err(Verdict::Stale { reason, orphans: vec![] });
+        }
+        Ok(())
+    }
+
+    /// Whether the rewrite accounts for its inputs: new files, the planned snapshot's data
+    /// sequence number, every row, every value. If not, it is poison.
+    fn accounts(&self, request: &RewriteRequest, formed: &Formed<'_>) -> Result<(), Verdict> {
+        let (live, removed, task) = (&self.live, &formed.removed, &request.task_id);
+        let added_live = request.added.iter().filter(|f| self.holds(f.path.as_str())).count();
         if added_live > 0 {
-            return Verdict::Poison(format!(
-                "rewrite {} adds {added_live} file(s) the table already holds",
-                request.task_id
-            ));
+            return Err(Verdict::Poison(format!("rewrite {task} adds {added_live} file(s) the table already holds")));
         }
         let removed_rows: u64 = removed.iter().map(|p| live[p].0).sum();
         let newest_input = removed.iter().map(|p| live[p].1).max().unwrap_or(i64::MAX);
-        let planned_seq = meta.snapshot_by_id(request.planned_snapshot_id).map(|s| s.sequence_number());
+        let planned_seq = self.state.metadata.snapshot_by_id(request.planned_snapshot_id).map(|s| s.sequence_number());
         if planned_seq != Some(request.data_sequence_number) || request.data_sequence_number < newest_input {
-            return Verdict::Poison(format!(
-                "rewrite {} carries data sequence number {}, not that of its planned snapshot ({planned_seq:?}) at least {newest_input}",
-                request.task_id, request.data_sequence_number
-            ));
+            return Err(Verdict::Poison(format!(
+                "rewrite {task} carries data sequence number {}, not that of its planned snapshot ({planned_seq:?}) at least {newest_input}",
+                request.data_sequence_number
+            )));
         }
         if removed_rows != request.removed_rows || request.added_rows() + request.duplicates != removed_rows {
-            return Verdict::Poison(format!(
-                "rewrite {} does not account for every row: the removed files hold {removed_rows}, it claims {} removed, {} added and {} duplicates",
-                request.task_id,
+            return Err(Verdict::Poison(format!(
+                "rewrite {task} does not account for every row: the removed files hold {removed_rows}, it claims {} removed, {} added and {} duplicates",
                 request.removed_rows,
                 request.added_rows(),
                 request.duplicates
-            ));
+            )));
         }
         let inputs: Vec<Input<'_>> = removed.iter().map(|p| live[p].2).collect();
-        if let Err(why) = keeps_values(&inputs, &added, &in_lists_or_maps(current)) {
-            return Verdict::Poison(format!("rewrite {} would change values: {why}", request.task_id));
+        let current = self.state.metadata.current_schema();
+        if let Err(why) = keeps_values(&inputs, &formed.added, &in_lists_or_maps(current)) {
+            return Err(Verdict::Poison(format!("rewrite {task} would change values: {why}")));
         }
-        Verdict::Take(added)
+        Ok(())
+    }
+
+    /// Whether the table holds `path` live, or this snapshot adds it.
+    fn holds(&self, path: &str) -> bool {
+        self.live.contains_key(path) || self.added.contains(path)
     }
 }
 
