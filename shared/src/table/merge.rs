@@ -98,14 +98,14 @@ impl MergePolicy {
         }
     }
 
-    /// The bins of a snapshot's slots, given each one's partition spec, whether it is a data
-    /// manifest, and its size in bytes; slot 0 is the snapshot's first manifest.
-    pub(super) fn bins(&self, slots: &[(i32, bool, i64)]) -> Vec<Bin> {
+    /// The bins of a snapshot's slots, given each one's weight; slot 0 is the snapshot's first
+    /// manifest.
+    pub(super) fn bins(&self, slots: &[Weight]) -> Vec<Bin> {
         // Data manifests by spec, newest spec first (as Iceberg Java orders them); delete
         // manifests after, never merged.
         let mut groups: BTreeMap<(bool, std::cmp::Reverse<i32>), Vec<usize>> = BTreeMap::new();
-        for (i, (spec_id, data, _)) in slots.iter().enumerate() {
-            groups.entry((!data, std::cmp::Reverse(*spec_id))).or_default().push(i);
+        for (i, w) in slots.iter().enumerate() {
+            groups.entry((!w.data, std::cmp::Reverse(w.spec_id))).or_default().push(i);
         }
         let mut bins = vec![];
         for ((deletes, _), members) in groups {
@@ -113,7 +113,7 @@ impl MergePolicy {
                 bins.extend(members.into_iter().map(|i| Bin { members: vec![i], merge: false }));
                 continue;
             }
-            let weights: Vec<i64> = members.iter().map(|i| slots[*i].2).collect();
+            let weights: Vec<i64> = members.iter().map(|i| slots[*i].bytes).collect();
             let mut budget = MERGE_BUDGET_TARGETS * self.target_bytes;
             for range in pack_end(&weights, self.target_bytes) {
                 let weight: i64 = weights[range.clone()].iter().sum();
@@ -140,10 +140,10 @@ impl MergePolicy {
         }
         // The next snapshot drops the manifests without a live file before it packs its bins.
         let list: Vec<&ManifestFile> = list.iter().filter(|m| lists_live_files(m)).collect();
-        let slots: Vec<(i32, bool, i64)> = list.iter().map(|m| weight_of(m)).collect();
+        let slots: Vec<Weight> = list.iter().map(|m| weight_of(m)).collect();
         let Some(first) = self.bins(&slots).into_iter().find(|b| b.members.contains(&0)) else { return HashSet::new() };
         // A manifest that fills a bin alone is merged with nothing: not kept for a merge.
-        if first.members.len() == 1 && slots[first.members[0]].2 >= self.target_bytes {
+        if first.members.len() == 1 && slots[first.members[0]].bytes >= self.target_bytes {
             return HashSet::new();
         }
         first.members.iter().map(|i| list[*i].manifest_path.clone()).collect()
@@ -199,14 +199,25 @@ fn merge_bin(taken: &mut dyn Iterator<Item = Slot>, manifests: &Manifests, snaps
     })
 }
 
+/// What the merge needs of a manifest of the new snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Weight {
+    /// Its partition spec.
+    pub(super) spec_id: i32,
+    /// A data manifest (delete manifests are never merged).
+    pub(super) data: bool,
+    /// Its size in bytes (estimated for one not written yet).
+    pub(super) bytes: i64,
+}
+
 /// A kept manifest's spec, kind and size.
-fn weight_of(mf: &ManifestFile) -> (i32, bool, i64) {
-    (mf.partition_spec_id, mf.content == ManifestContentType::Data, mf.manifest_length)
+fn weight_of(mf: &ManifestFile) -> Weight {
+    Weight { spec_id: mf.partition_spec_id, data: mf.content == ManifestContentType::Data, bytes: mf.manifest_length }
 }
 
 /// Each slot's spec, kind and size: a manifest not written yet is its entries times the bytes per
 /// entry of the manifests in `list`.
-pub(super) fn weights(slots: &[Slot], list: &[ManifestFile]) -> Vec<(i32, bool, i64)> {
+pub(super) fn weights(slots: &[Slot], list: &[ManifestFile]) -> Vec<Weight> {
     let entries: i64 = list
         .iter()
         .map(|m| {
@@ -223,7 +234,9 @@ pub(super) fn weights(slots: &[Slot], list: &[ManifestFile]) -> Vec<(i32, bool, 
         .iter()
         .map(|s| match s {
             Slot::Kept(mf) => weight_of(mf),
-            Slot::New { spec_id, entries } => (*spec_id, true, entries.len() as i64 * per_entry),
+            Slot::New { spec_id, entries } => {
+                Weight { spec_id: *spec_id, data: true, bytes: entries.len() as i64 * per_entry }
+            }
         })
         .collect()
 }
@@ -269,7 +282,8 @@ mod tests {
     #[test]
     fn a_snapshot_merges_at_most_its_budget_besides_the_first_bin() {
         // Twenty full bins of two manifests behind a new one: two targets' worth merge now.
-        let slots: Vec<(i32, bool, i64)> = std::iter::once((0, true, 1)).chain((0..40).map(|_| (0, true, 5))).collect();
+        let w = |bytes| Weight { spec_id: 0, data: true, bytes };
+        let slots: Vec<Weight> = std::iter::once(w(1)).chain((0..40).map(|_| w(5))).collect();
         let bins = policy(100, 10).bins(&slots);
         assert_eq!(bins.iter().filter(|b| b.merge).count(), 2, "{bins:?}");
         assert_eq!(bins.iter().map(|b| b.members.len()).sum::<usize>(), 41, "every slot in a bin");
@@ -309,7 +323,7 @@ mod tests {
 
     #[test]
     fn the_first_bin_waits_for_the_minimum_count_and_the_others_merge() {
-        let data = |w: i64| (0, true, w);
+        let data = |bytes: i64| Weight { spec_id: 0, data: true, bytes };
         // new, then two small, then three that fill a bin, then a big one
         let slots = [data(1), data(2), data(2), data(3), data(3), data(3), data(50)];
         let bins = policy(4, 10).bins(&slots);
@@ -318,7 +332,8 @@ mod tests {
         let bins = policy(3, 10).bins(&slots);
         assert!(bins[0].merge, "enough in the first bin");
         // specs apart, delete manifests never merged
-        let slots = [(1, true, 1), (0, true, 1), (1, true, 1), (0, false, 1), (0, false, 1)];
+        let w = |spec_id, data| Weight { spec_id, data, bytes: 1 };
+        let slots = [w(1, true), w(0, true), w(1, true), w(0, false), w(0, false)];
         let got: Vec<(Vec<usize>, bool)> =
             policy(2, 10).bins(&slots).into_iter().map(|b| (b.members, b.merge)).collect();
         assert_eq!(got, [(vec![0, 2], true), (vec![1], false), (vec![3], false), (vec![4], false)]);
