@@ -34,7 +34,9 @@ pub(crate) struct Target {
     #[arg(long)]
     aws: bool,
     /// Only records of this kind (`corrupt`, `schema`, `too-large`, `empty`, `unrouted`, ...).
-    #[arg(long, value_parser = |k: &str| floe::RejectionKind::known(k).map_err(|e| e.to_string()))]
+    /// A kind this build does not write is taken only when some record has it (one a newer
+    /// build wrote); otherwise it is refused, as a misspelling.
+    #[arg(long, value_parser = |k: &str| Ok::<_, String>(floe::RejectionKind::from(k.trim())))]
     kind: Option<floe::RejectionKind>,
     /// Only objects whose URI starts with this.
     #[arg(long)]
@@ -75,12 +77,18 @@ fn print(records: &[QuarantineRecord]) {
     }
 }
 
-fn selected(t: &Target, records: Vec<QuarantineRecord>) -> Vec<QuarantineRecord> {
-    records
+fn selected(t: &Target, records: Vec<QuarantineRecord>) -> anyhow::Result<Vec<QuarantineRecord>> {
+    if let Some(kind @ floe::RejectionKind::Other(name)) = &t.kind
+        && !records.iter().any(|r| &r.rejection.kind == kind)
+    {
+        // Neither a kind this build writes nor one a record has: a misspelling.
+        floe::RejectionKind::known(name)?;
+    }
+    Ok(records
         .into_iter()
         .filter(|r| t.kind.as_ref().is_none_or(|k| &r.rejection.kind == k))
         .filter(|r| t.prefix.as_ref().is_none_or(|p| r.uri.starts_with(p.as_str())))
-        .collect()
+        .collect())
 }
 
 fn local_ports(dir: &std::path::Path) -> anyhow::Result<floe::ports::Ports> {
@@ -102,7 +110,7 @@ async fn list(t: &Target) -> anyhow::Result<ExitCode> {
         Some(dir) => outstanding(local_ports(dir)?.ledger.as_ref()).await?,
         None => outstanding(&aws_ledger().await?.2).await?,
     };
-    print(&selected(t, records));
+    print(&selected(t, records)?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -111,7 +119,7 @@ async fn replay_cmd(a: &ReplayArgs) -> anyhow::Result<ExitCode> {
     match &a.target.warehouse {
         Some(dir) => {
             let ports = local_ports(dir)?;
-            let records = selected(&a.target, outstanding(ports.ledger.as_ref()).await?);
+            let records = selected(&a.target, outstanding(ports.ledger.as_ref()).await?)?;
             if a.dry_run || records.is_empty() {
                 print(&records);
                 return Ok(ExitCode::SUCCESS);
@@ -159,7 +167,7 @@ async fn replay_cmd(a: &ReplayArgs) -> anyhow::Result<ExitCode> {
                 bail!("--table applies to embedded mode; on AWS the writers route objects by FLOE_CONFIG");
             }
             let (_, clients, ledger) = aws_ledger().await?;
-            let records = selected(&a.target, outstanding(&ledger).await?);
+            let records = selected(&a.target, outstanding(&ledger).await?)?;
             if a.dry_run || records.is_empty() {
                 print(&records);
                 return Ok(ExitCode::SUCCESS);

@@ -23,16 +23,14 @@ pub(crate) fn column_by_path(batch: &RecordBatch, path: &str) -> Result<ArrayRef
     let mut col = batch
         .column_by_name(first)
         .cloned()
-        .ok_or_else(|| Error::internal(format!("column `{path}` is not in the table")))?;
+        .ok_or_else(|| Error::data(format!("column `{path}` is not in the table")))?;
     for p in parts {
         let s = col
             .as_any()
             .downcast_ref::<StructArray>()
-            .ok_or_else(|| Error::internal(format!("column `{path}`: `{p}` is not inside a struct")))?;
-        let child = s
-            .column_by_name(p)
-            .cloned()
-            .ok_or_else(|| Error::internal(format!("column `{path}` is not in the table")))?;
+            .ok_or_else(|| Error::data(format!("column `{path}`: `{p}` is not inside a struct")))?;
+        let child =
+            s.column_by_name(p).cloned().ok_or_else(|| Error::data(format!("column `{path}` is not in the table")))?;
         // A field under a null struct is null, whatever its own slot holds.
         col = match NullBuffer::union(s.nulls(), child.logical_nulls().as_ref()) {
             Some(nulls) if s.nulls().is_some() => {

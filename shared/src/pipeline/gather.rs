@@ -103,7 +103,7 @@ fn gather_offsets<O: OffsetSizeTrait>(
         let (start, end) = (offsets[a][r].as_usize(), offsets[a][r + 1].as_usize());
         children.extend((start..end).map(|i| (a, i)));
         let total = O::from_usize(children.len())
-            .ok_or_else(|| crate::Error::internal(format!("list offsets overflow at {} elements", children.len())))?;
+            .ok_or_else(|| crate::Error::data(format!("list offsets overflow at {} elements", children.len())))?;
         out.push(total);
     }
     Ok((OffsetBuffer::new(out.into()), children))
@@ -197,7 +197,7 @@ fn interleave_bytes<T: ByteArrayType>(values: &[&dyn Array], indices: &[(usize, 
         total += end - start;
         out.push(
             T::Offset::from_usize(total)
-                .ok_or_else(|| crate::Error::internal(format!("byte offsets overflow at {total} bytes")))?,
+                .ok_or_else(|| crate::Error::data(format!("byte offsets overflow at {total} bytes")))?,
         );
     }
     let mut bytes = Vec::with_capacity(total);

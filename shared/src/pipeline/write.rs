@@ -563,7 +563,10 @@ pub fn encode(
         }
         None => vec![],
     };
-    let props = parquet::with_plain_columns(parquet::writer_properties(table.compression, cfg.row_group_rows), plain);
+    let props = parquet::with_plain_columns(
+        parquet::writer_properties(crate::table::terms::parse_compression(&table.compression)?, cfg.row_group_rows),
+        plain,
+    );
     let ptype = table.spec.partition_type(&table.schema)?;
     let sort_order_id = (!table.sort_order.is_unsorted()).then_some(table.sort_order.order_id as i32);
     // Rows are gathered about an eighth of the batch at a time: small files a slab of several

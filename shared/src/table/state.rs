@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef as ArrowSchemaRef;
 use iceberg::spec::{FormatVersion, PartitionSpecRef, SchemaRef, SortOrderRef, TableMetadata};
 
-use super::terms::{DEFAULT_COMPRESSION, DEFAULT_TARGET_FILE_SIZE, SortTerm, parse_compression};
+use super::terms::{DEFAULT_COMPRESSION, DEFAULT_TARGET_FILE_SIZE, SortTerm};
 use super::{PROP_COMPRESSION, PROP_DEDUP_KEY, PROP_TARGET_FILE_SIZE};
 use crate::convert::conform::{Match, NameMap, lacks_field_ids};
 use crate::convert::evolve::{Constraints, Evolution};
@@ -81,8 +81,9 @@ pub struct WriterTable {
     pub sort: Vec<SortTerm>,
     /// Dedup key columns.
     pub dedup_key: Vec<String>,
-    /// Parquet compression (`floe.parquet-compression`).
-    pub compression: parquet::basic::Compression,
+    /// Parquet compression (`floe.parquet-compression`), as the table states it: read
+    /// ([`terms::parse_compression`](super::terms::parse_compression)) when a file is written.
+    pub compression: String,
     /// Target data file size in bytes.
     pub target_file_size: u64,
     /// The highest field id the table has assigned (or, once evolved, proposes).
@@ -131,7 +132,7 @@ impl WriterTable {
             sort_order,
             sort,
             dedup_key,
-            compression: parse_compression(props.get(PROP_COMPRESSION).map_or(DEFAULT_COMPRESSION, String::as_str))?,
+            compression: props.get(PROP_COMPRESSION).cloned().unwrap_or_else(|| DEFAULT_COMPRESSION.into()),
             target_file_size: props
                 .get(PROP_TARGET_FILE_SIZE)
                 .and_then(|v| v.parse().ok())
