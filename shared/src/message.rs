@@ -287,13 +287,28 @@ pub struct RewriteRequest {
     pub removed: Vec<String>,
     /// Rows of the removed files.
     pub removed_rows: u64,
-    /// Rows dropped as duplicates of a key kept elsewhere: `removed_rows` = added rows + this.
+    /// Rows dropped as duplicates of a key kept elsewhere: `removed_rows` = added rows +
+    /// `duplicates` + `deleted`.
     pub duplicates: u64,
+    /// Rows dropped because another engine's delete files deleted them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deleted: u64,
+    /// Whether the compactor applied the delete files that apply to its inputs (an older one did
+    /// not: its request for a table with delete files is refused).
+    #[serde(default)]
+    pub applies_deletes: bool,
+    /// Delete files that applied only to the removed files, as of the plan: removed with them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed_deletes: Vec<String>,
     /// The files written.
     pub added: Vec<DataFileMeta>,
     /// When the added files were written (ms since the epoch; absent from older compactors).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written_ms: Option<i64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RewriteRequest {

@@ -95,9 +95,14 @@ pub fn event_ids_of(bytes: &[u8]) -> Vec<String> {
     out
 }
 
-/// What the table's current snapshot holds: each live data file (path, partition) and its rows.
+/// What the table's current snapshot holds: each live data file (path, partition) and its rows
+/// (deleted rows too), and the live delete files.
 pub struct TableContents {
     pub files: Vec<(String, iceberg::spec::Struct, RecordBatch)>,
+    /// Each live data file's data sequence number.
+    pub seqs: HashMap<String, i64>,
+    /// The live delete files, with their data sequence numbers.
+    pub deletes: Vec<(iceberg::spec::DataFile, i64)>,
     pub snapshots: usize,
 }
 
@@ -123,7 +128,7 @@ pub async fn contents(ports: &Ports, table: &TableIdent) -> TableContents {
     let state =
         load_table(ports.pointer.as_ref(), ports.store.as_ref(), table).await.expect("load").expect("table exists");
     let m = &state.metadata;
-    let mut files = vec![];
+    let (mut files, mut seqs, mut deletes) = (vec![], HashMap::new(), vec![]);
     if let Some(snap) = m.current_snapshot() {
         let list = ManifestList::parse_with_version(
             &ports.store.get(snap.manifest_list()).await.expect("list"),
@@ -135,6 +140,12 @@ pub async fn contents(ports: &Ports, table: &TableIdent) -> TableContents {
                 Manifest::parse_avro(&ports.store.get(&mf.manifest_path).await.expect("manifest")).expect("parse");
             for e in manifest.entries().iter().filter(|e| e.is_alive()) {
                 let f = e.data_file();
+                let seq = e.sequence_number().unwrap_or(mf.sequence_number);
+                if mf.content != iceberg::spec::ManifestContentType::Data {
+                    deletes.push((f.clone(), seq));
+                    continue;
+                }
+                seqs.insert(f.file_path().to_string(), seq);
                 let bytes = ports.store.get(f.file_path()).await.expect("data file");
                 let reader = ParquetRecordBatchReaderBuilder::try_new(bytes).expect("parquet").build().expect("reader");
                 let batches: Vec<RecordBatch> = reader.map(|b| b.expect("batch")).collect();
@@ -144,7 +155,7 @@ pub async fn contents(ports: &Ports, table: &TableIdent) -> TableContents {
             }
         }
     }
-    TableContents { files, snapshots: m.snapshots().len() }
+    TableContents { files, seqs, deletes, snapshots: m.snapshots().len() }
 }
 
 pub fn counts(ids: &[String]) -> HashMap<&str, usize> {

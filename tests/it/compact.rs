@@ -648,7 +648,7 @@ fn kv_avro(rows: &[(&str, i64)]) -> Vec<u8> {
 }
 
 /// An Avro file of (event_id, tenant, v) rows.
-fn kv_avro_in(tenant: &str, rows: &[(&str, i64)]) -> Vec<u8> {
+pub(crate) fn kv_avro_in(tenant: &str, rows: &[(&str, i64)]) -> Vec<u8> {
     let schema = apache_avro::Schema::parse_str(KV_SCHEMA).unwrap();
     let mut w = apache_avro::Writer::new(&schema, vec![]);
     for (id, v) in rows {
@@ -662,7 +662,7 @@ fn kv_avro_in(tenant: &str, rows: &[(&str, i64)]) -> Vec<u8> {
 }
 
 /// The value of `v` per event id in the table.
-async fn values(h: &Harness, table: &floe::TableIdent) -> std::collections::BTreeMap<String, Vec<i64>> {
+pub(crate) async fn values(h: &Harness, table: &floe::TableIdent) -> std::collections::BTreeMap<String, Vec<i64>> {
     let mut out: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
     for (_, _, b) in contents(&h.ports, table).await.files {
         let ids = b.column_by_name("event_id").unwrap();
@@ -740,6 +740,7 @@ async fn a_rewrite_planned_before_another_engine_changed_the_table_is_rejected()
         operation: iceberg::spec::Operation::Delete,
         added: vec![],
         removed: [t2.path.clone()].into(),
+        removed_deletes: Default::default(),
         expire: Default::default(),
         schema: None,
     };
@@ -971,6 +972,7 @@ async fn a_file_without_its_identity_partition_column_reads_it_from_the_manifest
         operation: Operation::Replace,
         added: vec![Added { spec_id, file, data_sequence_number: None }],
         removed: [original.file_path().to_string()].into(),
+        removed_deletes: Default::default(),
         expire: Default::default(),
         schema: None,
     };

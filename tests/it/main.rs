@@ -7,6 +7,7 @@ mod commit;
 mod common;
 mod compact;
 mod crash;
+mod deletes;
 mod evolve;
 mod fan_out;
 mod format;

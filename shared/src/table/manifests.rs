@@ -193,12 +193,54 @@ impl Manifests {
         &self,
         store: &dyn ObjectStore,
         reads: &mut u32,
+        f: impl FnMut(u32, &ManifestFile, &ManifestEntry),
+    ) -> Result<()> {
+        self.scan(ManifestContentType::Data, store, reads, f).await
+    }
+
+    /// [`Manifests::scan_live`] of the delete manifests: each live delete file (other engines'
+    /// row-level deletes).
+    pub async fn scan_live_deletes(
+        &self,
+        store: &dyn ObjectStore,
+        reads: &mut u32,
+        f: impl FnMut(u32, &ManifestFile, &ManifestEntry),
+    ) -> Result<()> {
+        self.scan(ManifestContentType::Deletes, store, reads, f).await
+    }
+
+    /// The delete manifests of the list with their entries (read each time: Floe keeps none).
+    pub(super) async fn read_deletes(
+        &self,
+        store: &dyn ObjectStore,
+        reads: &mut u32,
+    ) -> Result<Vec<(ManifestFile, Vec<ManifestEntry>)>> {
+        let deletes: Vec<ManifestFile> =
+            self.list.iter().filter(|mf| mf.content == ManifestContentType::Deletes).cloned().collect();
+        let mut out = vec![];
+        each_manifest(store, &deletes, reads, |mf, entries| {
+            out.push((mf.clone(), entries));
+            Ok(())
+        })
+        .await?;
+        Ok(out)
+    }
+
+    /// Whether the snapshot has delete manifests.
+    pub fn has_deletes(&self) -> bool {
+        self.list.iter().any(|mf| mf.content == ManifestContentType::Deletes)
+    }
+
+    async fn scan(
+        &self,
+        content: ManifestContentType,
+        store: &dyn ObjectStore,
+        reads: &mut u32,
         mut f: impl FnMut(u32, &ManifestFile, &ManifestEntry),
     ) -> Result<()> {
         let index: HashMap<&str, u32> =
             self.list.iter().enumerate().map(|(i, mf)| (mf.manifest_path.as_str(), i as u32)).collect();
-        let data: Vec<ManifestFile> =
-            self.list.iter().filter(|mf| mf.content == ManifestContentType::Data).cloned().collect();
+        let data: Vec<ManifestFile> = self.list.iter().filter(|mf| mf.content == content).cloned().collect();
         let mut seen = HashSet::new();
         let data: Vec<ManifestFile> = data.into_iter().filter(|mf| seen.insert(mf.manifest_path.clone())).collect();
         each_manifest(store, &data, reads, |mf, entries| {

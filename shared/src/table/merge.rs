@@ -234,9 +234,11 @@ pub(super) fn weights(slots: &[Slot], list: &[ManifestFile]) -> Vec<Weight> {
         .iter()
         .map(|s| match s {
             Slot::Kept(mf) => weight_of(mf),
-            Slot::New { spec_id, entries } => {
-                Weight { spec_id: *spec_id, data: true, bytes: entries.len() as i64 * per_entry }
-            }
+            Slot::New { spec_id, entries } => Weight {
+                spec_id: *spec_id,
+                data: entries.iter().all(|e| e.content_type() == iceberg::spec::DataContentType::Data),
+                bytes: entries.len() as i64 * per_entry,
+            },
         })
         .collect()
 }

@@ -38,6 +38,8 @@ pub struct Change {
     pub added: Vec<Added>,
     /// Paths of live files removed.
     pub removed: HashSet<String>,
+    /// Paths of live delete files removed (those a rewrite left applying to no live file).
+    pub removed_deletes: HashSet<String>,
     /// Snapshots and refs to expire in the same metadata update.
     pub expire: Expiry,
     /// A new current schema, set in the same metadata update (schema evolution: the schema
@@ -67,6 +69,7 @@ impl Change {
             operation: Operation::Append,
             added: added.collect(),
             removed: HashSet::new(),
+            removed_deletes: HashSet::new(),
             expire: Expiry::default(),
             schema: None,
         }
@@ -127,6 +130,15 @@ pub async fn plan_snapshot(
     manifests.read_holding(store, &change.removed, |p| next_merge.contains(p), &mut reads).await?;
     let mut summary = SnapshotSummaryCollector::default();
     let slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
+    let location = meta.location().trim_end_matches('/').to_string();
+    let mut writer = Written::new(&location, store);
+    let slots = if change.removed_deletes.is_empty() {
+        slots
+    } else {
+        let deletes = manifests.read_deletes(store, &mut reads).await?;
+        let removal = DeleteRemoval { removed: &change.removed_deletes, snapshot_id };
+        removal.apply(meta, &mut writer, slots, deletes, &mut summary).await?
+    };
     // New manifests first, as Iceberg Java orders them.
     let mut new_slots = added_slots(meta, change.added, snapshot_id, seq, &mut summary)?;
     new_slots.extend(slots.into_iter().filter(Slot::has_live_files));
@@ -143,8 +155,6 @@ pub async fn plan_snapshot(
     manifests.read_parsed(store, &inputs, &mut reads).await?;
     let slots = merge.apply(&manifests, new_slots, &bins, snapshot_id)?;
 
-    let location = meta.location().trim_end_matches('/').to_string();
-    let mut writer = Written::new(&location, store);
     let mut next = writer.manifests(meta, &manifests, slots, snapshot_id).await?;
     let parent_id = meta.current_snapshot_id();
     let (list_path, list, row_range) = writer.manifest_list(meta, snapshot_id, parent_id, seq, &next.list).await?;
@@ -154,7 +164,8 @@ pub async fn plan_snapshot(
     next.retain_parsed(|path| keep.contains(path));
 
     let mut props = summary_properties(meta, &summary, extra_summary);
-    let dropped = writer.dropped(snapshot_id, &manifests, &next, &change.removed).await?;
+    let removed: HashSet<String> = change.removed.union(&change.removed_deletes).cloned().collect();
+    let dropped = writer.dropped(snapshot_id, &manifests, &next, &removed).await?;
     if let Some((at, _)) = &dropped {
         props.insert(DROPPED_PROPERTY.into(), at.clone());
     }
@@ -206,10 +217,12 @@ fn added_slots(
     seq: i64,
     summary: &mut SnapshotSummaryCollector,
 ) -> Result<Vec<Slot>> {
-    let mut by_spec: HashMap<i32, Vec<ManifestEntry>> = HashMap::new();
+    // Data files and delete files (which Floe itself never writes) go to manifests of their own.
+    let mut by_spec: HashMap<(i32, bool), Vec<ManifestEntry>> = HashMap::new();
     for Added { spec_id, file, data_sequence_number } in added {
         summarized(meta, spec_id, &file, |f, schema, spec| summary.add_file(f, schema, spec))?;
-        by_spec.entry(spec_id).or_default().push(ManifestEntry {
+        let deletes = file.content_type() != iceberg::spec::DataContentType::Data;
+        by_spec.entry((spec_id, deletes)).or_default().push(ManifestEntry {
             status: ManifestStatus::Added,
             snapshot_id: Some(snapshot_id),
             sequence_number: Some(data_sequence_number.unwrap_or(seq)),
@@ -217,8 +230,9 @@ fn added_slots(
             data_file: file,
         });
     }
-    let mut slots: Vec<Slot> = by_spec.into_iter().map(|(spec_id, entries)| Slot::New { spec_id, entries }).collect();
-    slots.sort_by_key(Slot::spec_id);
+    let mut by_spec: Vec<_> = by_spec.into_iter().collect();
+    by_spec.sort_by_key(|(key, _)| *key);
+    let slots = by_spec.into_iter().map(|((spec_id, _), entries)| Slot::New { spec_id, entries }).collect();
     Ok(slots)
 }
 
@@ -298,6 +312,69 @@ fn removal_slots(
     Ok(slots)
 }
 
+/// The removal of delete files from the delete manifests holding them.
+struct DeleteRemoval<'a> {
+    removed: &'a HashSet<String>,
+    snapshot_id: i64,
+}
+
+impl DeleteRemoval<'_> {
+    /// `slots` (the parent's manifests, in list order) with each delete manifest that holds a
+    /// removed delete file rewritten (its entry `DELETED`, the others `EXISTING`), or left out if
+    /// it holds no other live file; `deletes`: the delete manifests with their entries.
+    async fn apply(
+        &self,
+        meta: &TableMetadata,
+        writer: &mut Written<'_>,
+        slots: Vec<Slot>,
+        deletes: Vec<(ManifestFile, Vec<ManifestEntry>)>,
+        summary: &mut SnapshotSummaryCollector,
+    ) -> Result<Vec<Slot>> {
+        let mut rewritten: HashMap<String, Option<ManifestFile>> = HashMap::new();
+        let mut found: HashSet<String> = HashSet::new();
+        for (mf, entries) in deletes {
+            if !entries.iter().any(|e| e.is_alive() && self.removed.contains(e.file_path())) {
+                continue;
+            }
+            let mut out = Vec::with_capacity(entries.len());
+            for mut e in entries.into_iter().filter(|e| e.is_alive()) {
+                if self.removed.contains(e.file_path()) {
+                    found.insert(e.file_path().to_string());
+                    summarized(meta, mf.partition_spec_id, &e.data_file, |f, schema, spec| {
+                        summary.remove_file(f, schema, spec)
+                    })?;
+                    e.status = ManifestStatus::Deleted;
+                    e.snapshot_id = Some(self.snapshot_id);
+                } else {
+                    e.status = ManifestStatus::Existing;
+                }
+                out.push(e);
+            }
+            let live = out.iter().any(|e| e.status != ManifestStatus::Deleted);
+            let written = match live {
+                true => Some(writer.manifest(meta, mf.partition_spec_id, self.snapshot_id, &out).await?),
+                false => None,
+            };
+            rewritten.insert(mf.manifest_path.clone(), written);
+        }
+        let mut missing: Vec<String> = self.removed.iter().filter(|p| !found.contains(p.as_str())).cloned().collect();
+        if !missing.is_empty() {
+            missing.sort();
+            return Err(Error::NotLive { files: missing });
+        }
+        Ok(slots
+            .into_iter()
+            .filter_map(|slot| match slot {
+                Slot::Kept(mf) => match rewritten.remove(&mf.manifest_path) {
+                    Some(new) => new.map(Slot::Kept),
+                    None => Some(Slot::Kept(mf)),
+                },
+                new => Some(new),
+            })
+            .collect())
+    }
+}
+
 /// Writes manifests and manifest lists through an in-memory `FileIO` (the `iceberg` crate's
 /// writers need one) and uploads each to the object store.
 struct Written<'a> {
@@ -324,7 +401,13 @@ impl<'a> Written<'a> {
         let out = OutputFile::new(self.mem.clone(), path.clone());
         let spec = spec(meta, spec_id)?.as_ref().clone();
         let builder = ManifestWriterBuilder::new(out, Some(snapshot_id), meta.current_schema().clone(), spec);
-        let mut w = if lineage::tracks_rows(meta) { builder.build_v3_data() } else { builder.build_v2_data() };
+        let deletes = entries.iter().any(|e| e.content_type() != iceberg::spec::DataContentType::Data);
+        let mut w = match (lineage::tracks_rows(meta), deletes) {
+            (true, false) => builder.build_v3_data(),
+            (true, true) => builder.build_v3_deletes(),
+            (false, false) => builder.build_v2_data(),
+            (false, true) => builder.build_v2_deletes(),
+        };
         for e in entries {
             let (seq, file_seq) = (e.sequence_number.unwrap_or(-1), e.file_sequence_number);
             if e.status != ManifestStatus::Added && e.sequence_number.is_none() {
@@ -496,19 +579,15 @@ fn summary_properties(
         ("total-records", "added-records", "deleted-records"),
         ("total-data-files", "added-data-files", "deleted-data-files"),
         ("total-files-size", "added-files-size", "removed-files-size"),
+        ("total-delete-files", "added-delete-files", "removed-delete-files"),
+        ("total-position-deletes", "added-position-deletes", "removed-position-deletes"),
+        ("total-equality-deletes", "added-equality-deletes", "removed-equality-deletes"),
     ] {
         let known = meta.current_snapshot().is_none() || parent.get(total).is_some_and(|v| v.parse::<i64>().is_ok());
         let value = num(&parent, total) + num(&props, added) - num(&props, removed);
         if known && value >= 0 {
             props.insert(total.into(), value.to_string());
         }
-    }
-    for total in ["total-delete-files", "total-position-deletes", "total-equality-deletes"] {
-        match parent.get(total) {
-            Some(v) => props.insert(total.into(), v.clone()),
-            None if meta.current_snapshot().is_none() => props.insert(total.into(), "0".into()),
-            None => None,
-        };
     }
     for (k, v) in extra {
         props.insert(k.to_string(), v.clone());

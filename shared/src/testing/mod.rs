@@ -3,4 +3,5 @@
 //! purpose. Built for tests and with the `test-util` feature; never part of a production build.
 
 pub mod contract;
+pub mod deletes;
 pub mod flaky;

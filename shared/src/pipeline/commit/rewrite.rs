@@ -102,8 +102,9 @@ impl Committer {
                 .cloned()
                 .collect();
             let (state, manifests) = self.current_holding(table, &paths).await?;
+            let live_deletes = self.live_deletes(&manifests).await?;
             let (verdicts, added) = {
-                let mut view = View::new(&state, &manifests);
+                let mut view = View::new(&state, &manifests, &live_deletes);
                 let verdicts: Vec<Verdict> = chunk.iter().map(|(_, r)| view.judge(r)).collect();
                 (verdicts, view.added)
             };
@@ -149,6 +150,7 @@ impl Committer {
                 data_sequence_number: dsn,
             }));
             change.removed.extend(request.removed.iter().cloned());
+            change.removed_deletes.extend(request.removed_deletes.iter().cloned());
             tasks.push(request.task_id.as_str());
             levels.push(request.level);
             duplicates += request.duplicates;
@@ -217,6 +219,22 @@ impl Committer {
         }
     }
 
+    /// The paths of the snapshot's live delete files (other engines' row-level deletes); none read
+    /// when it has no delete manifest.
+    async fn live_deletes(&mut self, manifests: &Manifests) -> Result<HashSet<String>> {
+        let mut out = HashSet::new();
+        if manifests.has_deletes() {
+            let mut reads = 0;
+            let store = self.ports.store.clone();
+            let each = |_, _: &_, e: &iceberg::spec::ManifestEntry| {
+                out.insert(e.file_path().to_string());
+            };
+            manifests.scan_live_deletes(store.as_ref(), &mut reads, each).await?;
+            self.reads += u64::from(reads);
+        }
+        Ok(out)
+    }
+
     /// The current state with the contents of every manifest that may hold one of `paths` live
     /// (and of the small ones, kept warm); see the `table::manifests` module.
     async fn current_holding(
@@ -244,7 +262,8 @@ impl Committer {
 
 /// A snapshot between a task's plan and now.
 struct Since {
-    /// Not an append, and not a Floe rewrite: another engine's overwrite, delete or replace.
+    /// Not a Floe rewrite, and not an append of data files alone: another engine's overwrite,
+    /// delete or replace, or its row-level deletes.
     foreign_change: bool,
 }
 
@@ -258,8 +277,13 @@ fn since_plan(meta: &iceberg::spec::TableMetadata, planned: i64) -> Option<Vec<S
             return Some(out);
         }
         let summary = s.summary();
-        let floe_rewrite = summary.additional_properties.contains_key(TASK_PROPERTY);
-        out.push(Since { foreign_change: summary.operation != Operation::Append && !floe_rewrite });
+        let props = &summary.additional_properties;
+        let floe_rewrite = props.contains_key(TASK_PROPERTY);
+        // An append adds data files only; one that says it added delete files is not taken at
+        // its word.
+        let adds_deletes = props.get("added-delete-files").is_some_and(|n| n != "0");
+        let append = summary.operation == Operation::Append && !adds_deletes;
+        out.push(Since { foreign_change: !append && !floe_rewrite });
         at = s.parent_snapshot_id().and_then(|p| meta.snapshot_by_id(p));
     }
     None
@@ -387,8 +411,12 @@ struct View<'a> {
     landed: HashSet<&'a str>,
     /// Whether the table has row-level delete files.
     deletes: bool,
-    /// Files removed, files added and tasks taken by the requests taken so far.
+    /// The live delete files.
+    live_deletes: &'a HashSet<String>,
+    /// Files removed, delete files removed, files added and tasks taken by the requests taken
+    /// so far.
     removed: HashSet<String>,
+    removed_deletes: HashSet<String>,
     added: HashSet<String>,
     tasks: HashSet<String>,
 }
@@ -404,7 +432,7 @@ struct Formed<'r> {
 }
 
 impl<'a> View<'a> {
-    fn new(state: &'a TableState, manifests: &'a Manifests) -> Self {
+    fn new(state: &'a TableState, manifests: &'a Manifests, live_deletes: &'a HashSet<String>) -> Self {
         let live = manifests
             .live_parsed()
             .map(|(mf, e)| {
@@ -420,8 +448,17 @@ impl<'a> View<'a> {
             .filter_map(|s| s.summary().additional_properties.get(TASK_PROPERTY))
             .flat_map(|tasks| tasks.split(','))
             .collect();
-        let deletes = manifests.list.iter().any(|m| m.content != iceberg::spec::ManifestContentType::Data);
-        View { state, live, landed, deletes, removed: HashSet::new(), added: HashSet::new(), tasks: HashSet::new() }
+        View {
+            state,
+            live,
+            landed,
+            deletes: manifests.has_deletes(),
+            live_deletes,
+            removed: HashSet::new(),
+            removed_deletes: HashSet::new(),
+            added: HashSet::new(),
+            tasks: HashSet::new(),
+        }
     }
 
     /// Whether `path` is live in the snapshot being built (before this request).
@@ -434,6 +471,7 @@ impl<'a> View<'a> {
         let verdict = self.verdict(request);
         if matches!(verdict, Verdict::Take(_)) {
             self.removed.extend(request.removed.iter().cloned());
+            self.removed_deletes.extend(request.removed_deletes.iter().cloned());
             self.added.extend(request.added.iter().map(|f| f.path.clone()));
             self.tasks.insert(request.task_id.clone());
         }
@@ -523,15 +561,30 @@ impl<'a> View<'a> {
         if let Err(e) = crate::table::ensure_rewritable(meta.location(), meta) {
             return Err(Verdict::Stale { reason: e.to_string(), orphans: orphans() });
         }
-        // Another engine's row-level deletes, or its rewrite of the files this task read (its
-        // references included), since the plan: the merge may bring deleted rows back or drop a
-        // key whose kept copy is gone. Neither reason is for good (another engine may remove its
-        // delete files; a rerun plans the same task and finds these very files): the files are
-        // left to the sweep.
-        if self.deletes {
-            let reason = "the table has row-level delete files, which Floe does not compact".to_string();
-            return Err(Verdict::Stale { reason, orphans: vec![] });
+        // Written by a compactor that does not apply other engines' delete files: it may bring
+        // deleted rows back.
+        if self.deletes && !request.applies_deletes {
+            let reason = "the table has row-level delete files, which the compactor that wrote this rewrite does not \
+                          apply"
+                .to_string();
+            return Err(Verdict::Stale { reason, orphans: orphans() });
         }
+        // The delete files it removes must be live still: it was planned on them (a rewrite taken
+        // before in this snapshot that removed one applied it too, so the two overlap).
+        let gone: Vec<&String> = request
+            .removed_deletes
+            .iter()
+            .filter(|p| !self.live_deletes.contains(p.as_str()) || self.removed_deletes.contains(p.as_str()))
+            .collect();
+        if !gone.is_empty() {
+            let reason = format!("delete file(s) it removes are no longer live: {gone:?}");
+            return Err(Verdict::Stale { reason, orphans: orphans() });
+        }
+        // Another engine's row-level deletes, or its rewrite of the files this task read (its
+        // references included), since the plan: the merge did not apply those deletes (it would
+        // bring deleted rows back) or may drop a key whose kept copy is gone. Neither reason is
+        // for good (a rerun plans the same inputs again and applies what is live then; a task
+        // with other deletes has another id): the files are left to the sweep.
         if since.as_ref().is_none_or(|s| s.iter().any(|op| op.foreign_change)) {
             let reason = format!(
                 "the table changed since snapshot {} other than by appends and Floe's rewrites (or that snapshot is no longer in its history)",
@@ -559,12 +612,14 @@ impl<'a> View<'a> {
                 request.data_sequence_number
             )));
         }
-        if removed_rows != request.removed_rows || request.added_rows() + request.duplicates != removed_rows {
+        let accounted = request.added_rows() + request.duplicates + request.deleted;
+        if removed_rows != request.removed_rows || accounted != removed_rows {
             return Err(Verdict::Poison(format!(
-                "rewrite {task} does not account for every row: the removed files hold {removed_rows}, it claims {} removed, {} added and {} duplicates",
+                "rewrite {task} does not account for every row: the removed files hold {removed_rows}, it claims {} removed, {} added, {} duplicates and {} deleted",
                 request.removed_rows,
                 request.added_rows(),
-                request.duplicates
+                request.duplicates,
+                request.deleted
             )));
         }
         let inputs: Vec<Input<'_>> = removed.iter().map(|p| live[p].2).collect();

@@ -31,6 +31,7 @@ use tokio::sync::OnceCell;
 use tracing::debug;
 
 use super::Task;
+use super::deletes::Loaded;
 use crate::convert::conform;
 use crate::pipeline::cluster::column_by_path;
 use crate::ports::ObjectStore;
@@ -152,9 +153,9 @@ impl KeyIndex {
         Ok(keys)
     }
 
-    /// Which of `mine` (a task's input keys) `task`'s references hold, and what reading them
-    /// cost this call. Call it once per task.
-    pub(super) async fn found(&self, task: &Task, mine: &KeySet) -> Result<(Found, KeyReads)> {
+    /// Which of `mine` (a task's input keys) `task`'s references hold (their rows that `deletes`
+    /// delete left out), and what reading them cost this call. Call it once per task.
+    pub(super) async fn found(&self, task: &Task, mine: &KeySet, deletes: &Loaded) -> Result<(Found, KeyReads)> {
         let mut found = Found { converter: self.converter.clone(), keys: KeySet::new() };
         let mut cost = KeyReads::default();
         if self.table.dedup_key.is_empty() {
@@ -166,7 +167,7 @@ impl KeyIndex {
                     let keys = cell
                         .get_or_try_init(|| async {
                             let mut keys = vec![];
-                            cost.add(self.read(path, |k| keys.push(Box::from(k))).await?);
+                            cost.add(self.read(path, deletes, |k| keys.push(Box::from(k))).await?);
                             Ok::<_, Error>(Arc::new(FileKeys::new(keys, self.kept.clone())))
                         })
                         .await?;
@@ -174,7 +175,7 @@ impl KeyIndex {
                 }
                 Claim::Stream => {
                     let keys = &mut found.keys;
-                    let read = self.read(path, |k| {
+                    let read = self.read(path, deletes, |k| {
                         if mine.contains(k) {
                             keys.insert(Box::from(k));
                         }
@@ -205,9 +206,9 @@ impl KeyIndex {
         claim
     }
 
-    /// Streams one file's non-null keys to `each`: its footer and key column chunks, by ranged
-    /// reads.
-    async fn read(&self, path: &str, mut each: impl FnMut(&[u8])) -> Result<KeyReads> {
+    /// Streams one file's non-null keys of rows `deletes` leave to `each`: its footer and key
+    /// column chunks (and the columns of equality deletes that apply to it), by ranged reads.
+    async fn read(&self, path: &str, deletes: &Loaded, mut each: impl FnMut(&[u8])) -> Result<KeyReads> {
         let size = match self.sizes.get(path) {
             Some(s) => *s,
             None => self.store.head(path).await?.size,
@@ -221,14 +222,23 @@ impl KeyIndex {
             tail: Mutex::default(),
         };
         let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(port_error)?;
-        let cols = key_columns(&self.table);
-        let expected = Arc::new(self.table.arrow_schema.project(&cols)?);
+        let mut cols = key_columns(&self.table);
+        let schema = &self.table.arrow_schema;
+        for id in deletes.columns_of(path) {
+            cols.extend(schema.fields().iter().position(|f| conform::field_id(f) == Some(id)));
+        }
+        cols.sort_unstable();
+        cols.dedup();
+        let expected = Arc::new(schema.project(&cols)?);
         let how = self.table.file_match(path, builder.schema().fields())?;
         let mut stream = project(builder, &expected, how).with_batch_size(8192).build()?;
-        let mut n = 0;
+        let (mut n, mut at) = (0, 0u64);
         while let Some(b) = stream.try_next().await.map_err(port_error)? {
             let b = conform::conform_batch_with(&b, &expected, how)
                 .map_err(|e| Error::data_from(format!("data file {path} does not fit the table's schema"), e))?;
+            let rows = b.num_rows() as u64;
+            let (b, _) = deletes.apply(path, at, b)?;
+            at += rows;
             let (rows, keyless) = key_rows(&self.table, &self.converter, &b)?;
             for i in (0..b.num_rows()).filter(|i| !keyless(*i)) {
                 each(rows.row(i).data());

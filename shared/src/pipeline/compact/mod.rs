@@ -15,6 +15,7 @@
 //! (`share` module). Rows without a key (a null in any key column) are always kept. Keys are
 //! unique per partition.
 
+mod deletes;
 mod keys;
 pub mod plan;
 mod share;
@@ -36,6 +37,8 @@ use crate::message::{DataFileMeta, MESSAGE_VERSION, REWRITE_KIND, RewriteRequest
 use crate::ports::Ports;
 use crate::table::{Manifests, TableState, WriterTable, dedup_window_ms, load_table};
 use crate::{Error, Result, TableIdent};
+use deletes::Loaded;
+pub use deletes::{DeleteKind, LiveDelete, TaskDeletes};
 use keys::{Found, KeyIndex};
 pub use plan::{DedupWindow, LiveFile, PartitionDebt, Policy, Task};
 pub use share::{Held, Scope, Share};
@@ -143,6 +146,7 @@ pub async fn plan_loaded(
             })
         })
         .await?;
+    let deletes = live_deletes(store, &manifests, &state.metadata, table, &mut reads).await?;
     let manifest_paths: Vec<String> = manifests.list.iter().map(|mf| mf.manifest_path.clone()).collect();
     let wt = WriterTable::from_metadata(table, &state.metadata)?;
     let policy = Policy {
@@ -156,8 +160,34 @@ pub async fn plan_loaded(
     if let Some(scope) = &opts.scope {
         scope.restrict_files(&mut files, &state.metadata);
     }
-    let tasks = plan::plan(&files, spec_id, &policy);
+    let mut tasks = plan::plan(&files, spec_id, &policy);
+    deletes::attach(&mut tasks, &deletes, &files, opts.scope.is_none());
     Ok(CompactPlan { state, tasks, files, policy, manifests: manifest_paths })
+}
+
+/// The live delete files of the snapshot (other engines' row-level deletes); an error naming the
+/// first that Floe cannot apply.
+async fn live_deletes(
+    store: &dyn crate::ports::ObjectStore,
+    manifests: &Manifests,
+    meta: &iceberg::spec::TableMetadata,
+    table: &TableIdent,
+    reads: &mut u32,
+) -> Result<Vec<LiveDelete>> {
+    let mut out = vec![];
+    let mut refused = None;
+    manifests
+        .scan_live_deletes(store, reads, |_, mf, e| match LiveDelete::from_entry(meta, mf.partition_spec_id, e) {
+            Ok(d) => out.push(d),
+            Err(why) => {
+                refused.get_or_insert(why);
+            }
+        })
+        .await?;
+    match refused {
+        Some(feature) => Err(Error::UnsupportedTableFeature { table: table.to_string(), feature }),
+        None => Ok(out),
+    }
 }
 
 /// The table's dedup window ([`crate::table::PROP_DEDUP_WINDOW`]) with its kept snapshots'
@@ -180,6 +210,8 @@ pub struct TaskOutcome {
     pub rows_in: u64,
     /// Rows written.
     pub rows_out: u64,
+    /// Rows read that other engines' deletes dropped.
+    pub rows_deleted: u64,
     /// Bytes read (inputs and reference keys).
     pub bytes_read: u64,
     /// Reference files whose keys this task read (not those another task of its run had read).
@@ -265,6 +297,7 @@ pub async fn run_planned(
         t.outputs += outcome.outputs;
         t.rows_in += outcome.rows_in;
         t.rows_out += outcome.rows_out;
+        t.rows_deleted += outcome.rows_deleted;
         t.bytes_read += outcome.bytes_read;
         t.reference_files += outcome.reference_files;
         t.reference_bytes += outcome.reference_bytes;
@@ -305,24 +338,28 @@ async fn run_indexed(
 ) -> Result<TaskOutcome> {
     let started = Instant::now();
     let mut out = TaskOutcome { inputs: task.inputs.len(), ..Default::default() };
+    let (loaded, delete_bytes) = Loaded::read(ports.store.as_ref(), table, &task.deletes).await?;
+    let loaded = Arc::new(loaded);
+    out.bytes_read += delete_bytes;
     let mut inputs = Vec::with_capacity(task.inputs.len());
     for f in &task.inputs {
         let bytes = ports.store.get(&f.path).await?;
         out.bytes_read += bytes.len() as u64;
         inputs.push((f.path.clone(), bytes));
     }
-    let t = table.clone();
+    let (t, l) = (table.clone(), loaded.clone());
     let identity = identity_values(table, task);
-    let (batches, bytes_in) = tokio::task::spawn_blocking(move || decode(&t, &inputs, &identity))
+    let (batches, bytes_in, deleted) = tokio::task::spawn_blocking(move || decode(&t, &inputs, &identity, &l))
         .await
         .map_err(|e| Error::internal(format!("decode task failed: {e}")))??;
-    let rows_in: u64 = batches.iter().flatten().map(|b| b.num_rows() as u64).sum();
+    // Rows read: those the deletes dropped and those decoded.
+    let rows_in: u64 = deleted + batches.iter().flatten().map(|b| b.num_rows() as u64).sum::<u64>();
     // The level-0 inputs' keys that older files hold: those rows are later copies. (A compacted
     // input is not checked: a `--full` run's references, compacted files at the target size,
     // may be younger than it, and a copy it holds was committed first.)
     let batches = Decoded::split(task, batches);
     let mine = keys.keys_of(task, batches.young())?;
-    let (found, key_reads) = keys.found(task, &mine).await?;
+    let (found, key_reads) = keys.found(task, &mine, &loaded).await?;
     drop(mine);
     out.bytes_read += key_reads.read;
     out.reference_files = key_reads.files;
@@ -331,10 +368,11 @@ async fn run_indexed(
     let batch_key = format!("L{}-{}", task.level, task.id);
     let (t, c) = (table.clone(), cfg.clone());
     let bytes_per_row = (bytes_in as f64 / rows_in.max(1) as f64).max(1.0);
-    let files = tokio::task::spawn_blocking(move || merge(&t, &c, batches, &found, &batch_key, bytes_per_row))
+    let files = tokio::task::spawn_blocking(move || merge(&t, &c, batches, deleted, &found, &batch_key, bytes_per_row))
         .await
         .map_err(|e| Error::internal(format!("merge task failed: {e}")))??;
     out.rows_in = rows_in;
+    out.rows_deleted = deleted;
     let mut added: Vec<DataFileMeta> = vec![];
     let mut written_ms = Some(chrono::Utc::now().timestamp_millis());
     for (mut meta, body) in files {
@@ -365,7 +403,10 @@ async fn run_indexed(
         spec_id: task.spec_id,
         removed: task.inputs.iter().map(|f| f.path.clone()).collect(),
         removed_rows,
-        duplicates: removed_rows - out.rows_out,
+        duplicates: removed_rows - out.rows_out - deleted,
+        deleted,
+        applies_deletes: true,
+        removed_deletes: task.deletes.dangling.clone(),
         added,
         written_ms,
     };
@@ -386,19 +427,23 @@ async fn run_indexed(
     Ok(out)
 }
 
-/// Decodes a task's inputs (oldest first); returns their batches and bytes.
+/// Decodes a task's inputs (oldest first) without the rows `deletes` drop; returns their
+/// batches, bytes, and the rows dropped.
 fn decode(
     table: &WriterTable,
     inputs: &[(String, Bytes)],
     identity: &[(i32, PrimitiveLiteral)],
-) -> Result<(Vec<Vec<RecordBatch>>, u64)> {
+    deletes: &Loaded,
+) -> Result<(Vec<Vec<RecordBatch>>, u64, u64)> {
     let mut batches = vec![];
-    let mut bytes = 0u64;
+    let (mut bytes, mut deleted) = (0u64, 0u64);
     for (path, body) in inputs {
         bytes += body.len() as u64;
-        batches.push(read_file(table, path, body.clone(), identity)?);
+        let (read, dropped) = read_file(table, path, body.clone(), identity, deletes)?;
+        batches.push(read);
+        deleted += dropped;
     }
-    Ok((batches, bytes))
+    Ok((batches, bytes, deleted))
 }
 
 /// The values `task`'s partition gives its identity-partitioned columns, by source field id:
@@ -469,12 +514,14 @@ impl Decoded {
     }
 }
 
-/// The CPU part of a task once its inputs are decoded: drop the level-0 rows whose key a
-/// reference holds, then dedup (the first input's copy wins), sort and encode as the writer does.
+/// The CPU part of a task once its inputs are decoded (`deleted` rows dropped by deletes): drop
+/// the level-0 rows whose key a reference holds, then dedup (the first input's copy wins), sort
+/// and encode as the writer does.
 fn merge(
     table: &WriterTable,
     cfg: &EngineConfig,
     batches: Decoded,
+    deleted: u64,
     found: &Found,
     batch_key: &str,
     bytes_per_row: f64,
@@ -490,28 +537,31 @@ fn merge(
         files.push((meta, body));
         Ok(())
     })? as u64;
-    // Every row read is accounted for: written, or dropped as a later copy of a key (one an
-    // older file holds, or another input's). A row lost between them would otherwise pass as a
-    // duplicate (the request's count is rows in minus rows out).
+    // Every row read is accounted for: deleted, written, or dropped as a later copy of a key
+    // (one an older file holds, or another input's). A row lost between them would otherwise
+    // pass as a duplicate (the request's count is rows in minus rows out and deleted).
     let written: u64 = files.iter().map(|(m, _)| m.record_count).sum();
     if written + older + duplicates != rows_in {
         return Err(Error::internal(format!(
-            "{rows_in} rows read, {older} dropped as keys older files hold, {duplicates} duplicates, but {written} \
-             written"
+            "{} rows read, {deleted} deleted, {older} dropped as keys older files hold, {duplicates} duplicates, but \
+             {written} written",
+            rows_in + deleted
         )));
     }
     Ok(files)
 }
 
-/// Decodes a data file into the table's current schema. Columns are matched by field id, so a
-/// file written with an earlier schema reads with its renamed columns, promoted types, and nulls
-/// for columns added since; a file without ids through the table's name mapping.
+/// Decodes a data file into the table's current schema, without the rows `deletes` drop (and
+/// how many those were). Columns are matched by field id, so a file written with an earlier
+/// schema reads with its renamed columns, promoted types, and nulls for columns added since; a
+/// file without ids through the table's name mapping.
 fn read_file(
     table: &WriterTable,
     path: &str,
     body: Bytes,
     identity: &[(i32, PrimitiveLiteral)],
-) -> Result<Vec<RecordBatch>> {
+    deletes: &Loaded,
+) -> Result<(Vec<RecordBatch>, u64)> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(body)?;
     let expected = &table.arrow_schema;
     let file_fields = builder.schema().fields().clone();
@@ -527,11 +577,17 @@ fn read_file(
         .collect();
     let reader = builder.with_batch_size(8192).build()?;
     let mut out = vec![];
+    let (mut at, mut deleted) = (0u64, 0u64);
     for b in reader {
         let b = if fill.is_empty() { b? } else { with_constants(b?, &fill, path)? };
         let b = conform::conform_batch_with(&b, expected, how)
             .map_err(|e| Error::data_from(format!("data file {path} does not fit the table's schema"), e))?;
-        out.push(b);
+        let rows = b.num_rows() as u64;
+        let (b, dropped) = deletes.apply(path, at, b)?;
+        (at, deleted) = (at + rows, deleted + dropped);
+        if b.num_rows() > 0 {
+            out.push(b);
+        }
     }
-    Ok(out)
+    Ok((out, deleted))
 }

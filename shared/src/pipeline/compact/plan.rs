@@ -26,6 +26,8 @@ use std::collections::BTreeMap;
 use iceberg::spec::Struct;
 use sha2::{Digest, Sha256};
 
+use super::deletes::TaskDeletes;
+
 /// A live data file as compaction sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveFile {
@@ -127,6 +129,8 @@ pub struct Task {
     pub inputs: Vec<LiveFile>,
     /// Files whose keys win over the inputs' (only their key columns are read).
     pub references: Vec<String>,
+    /// Other engines' delete files that apply to the inputs and references.
+    pub deletes: TaskDeletes,
 }
 
 impl Task {
@@ -288,6 +292,7 @@ fn chain(inputs: &[&LiveFile], level: u32, mut refs: Vec<String>, policy: &Polic
             partition: inputs[0].partition.clone(),
             references: refs.clone(),
             inputs,
+            deletes: TaskDeletes::default(),
         };
         refs.extend(task.inputs.iter().map(|f| f.path.clone()));
         tasks.push(task);
@@ -302,6 +307,17 @@ fn chain(inputs: &[&LiveFile], level: u32, mut refs: Vec<String>, policy: &Polic
     }
     flush(&mut current, &mut refs, &mut tasks);
     tasks
+}
+
+/// The id of task `id` that also applies `deletes`.
+pub(super) fn with_deletes(id: &str, deletes: &TaskDeletes) -> String {
+    let mut h = Sha256::new();
+    h.update(id.as_bytes());
+    for d in &deletes.files {
+        h.update(b"\n");
+        h.update(d.path.as_bytes());
+    }
+    hex::encode(&h.finalize()[..10])
 }
 
 fn task_id(level: u32, inputs: &[LiveFile]) -> String {

@@ -127,7 +127,12 @@ impl Scope {
             );
             return;
         }
-        list.retain(|mf| held.paths.contains(&mf.manifest_path) || mf.sequence_number > held.seq);
+        // Every delete manifest stays: a delete file of any age may apply to the share's files.
+        list.retain(|mf| {
+            mf.content == iceberg::spec::ManifestContentType::Deletes
+                || held.paths.contains(&mf.manifest_path)
+                || mf.sequence_number > held.seq
+        });
     }
 
     /// Keeps the files of the current spec in the scope's partitions.
