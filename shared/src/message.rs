@@ -297,6 +297,10 @@ pub struct RewriteRequest {
     /// not: its request for a table with delete files is refused).
     #[serde(default)]
     pub applies_deletes: bool,
+    /// Whether the added files carry their rows' lineage (`_row_id`, `_last_updated_sequence_number`):
+    /// a compactor of a v3 table writes them; a rewrite without them is refused on a v3 table.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub row_lineage: bool,
     /// Delete files that applied only to the removed files, as of the plan: removed with them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_deletes: Vec<String>,

@@ -156,12 +156,68 @@ def test_appends_to_a_v3_table_assign_row_ids_that_never_move(tmp_path, merge_af
     assert rows.column("channel").to_pylist().count("web") == len(records)
 
 
-def test_a_v3_table_is_not_compacted_and_says_why(tmp_path):
+def row_lineage(meta):
+    """Each live row's (_row_id, _last_updated_sequence_number) by event id, as the spec says a
+    reader finds them: the data file's columns where it has them and they are not null, else the
+    file's first_row_id plus the row's position and the file's data sequence number. Read with
+    fastavro and pyarrow, not by Floe's code."""
+    import pyarrow.parquet as pq
+    ids, manifests = live_row_ids(meta)
+    seqs = {}
+    for mf in manifests:
+        if mf["content"] != 0:
+            continue
+        for e in avro_records(mf["manifest_path"]):
+            if e["status"] != 2:
+                seq = e["sequence_number"] if e["sequence_number"] is not None else mf["sequence_number"]
+                seqs[e["data_file"]["file_path"]] = seq
+    out = {}
+    for f, (first, n) in ids.items():
+        t = pq.read_table(path(f))
+        assert t.num_rows == n
+        col = lambda name: t.column(name).to_pylist() if name in t.column_names else [None] * n  # noqa: E731
+        for pos, (key, rid, lus) in enumerate(zip(t.column("event_id").to_pylist(), col("_row_id"),
+                                                  col("_last_updated_sequence_number"))):
+            out.setdefault(norm_key(key), []).append((first + pos if rid is None else rid,
+                                                      seqs[f] if lus is None else lus))
+    return out
+
+
+def test_compacting_a_v3_table_keeps_every_rows_id(tmp_path):
+    """Rows appended before the upgrade (ids assigned by the first v3 commit) and after it, and a
+    later copy of one file's keys: a full compaction keeps each key once, the first committed
+    copy, with the very `_row_id` and `_last_updated_sequence_number` a reader saw before."""
     src, wh = tmp_path / "in", tmp_path / "wh"
-    floe("gen", "--out", src, "--files", 4, "--events-per-file", 200, "--seed", 32)
-    floe("ingest", src, "--warehouse", wh, *TABLE, "--batch-objects", 1)
+    floe("gen", "--out", src, "--files", 6, "--events-per-file", 150, "--seed", 32, "--dup-rate", 0)
+    parts = sorted(src.glob("part-*.avro"))
+    rounds = [tmp_path / f"round{i}" for i in range(3)]
+    for d, files in zip(rounds, [parts[:3], parts[3:], parts[:1]]):
+        d.mkdir()
+        for f in files:
+            shutil.copy(f, d / f"{d.name}-{f.name}")
+    floe("ingest", rounds[0], "--warehouse", wh, *TABLE, "--batch-objects", 1)
     upgrade_to_v3(wh, {})
-    loc, _ = current_metadata(wh)
-    p = floe("compact", "--warehouse", wh, "--table", "web.events", "--full", expect=1)
-    assert "row lineage" in p.stderr and "_row_id" in p.stderr, p.stderr
-    assert current_metadata(wh)[0] == loc, "the table is unchanged"
+    _, meta = current_metadata(wh)
+    upgraded_seq = meta["last-sequence-number"]
+    floe("ingest", rounds[1], "--warehouse", wh, *TABLE, "--batch-objects", 1)
+    floe("ingest", rounds[2], "--warehouse", wh, *TABLE)  # later copies of part 0's keys
+    check_lineage(current_metadata(wh)[1], upgraded_seq)
+    before = row_lineage(current_metadata(wh)[1])
+    copies = [k for k, v in before.items() if len(v) > 1]
+    assert len(copies) == 150, "round 2 copied one file's keys"
+
+    floe("compact", "--warehouse", wh, "--table", "web.events", "--full")
+    _, meta = current_metadata(wh)
+    current = next(s for s in meta["snapshots"] if s["snapshot-id"] == meta["current-snapshot-id"])
+    assert current["summary"]["operation"] == "overwrite", "the later copies were dropped"
+    check_lineage(meta, upgraded_seq)
+    after = row_lineage(meta)
+    assert after.keys() == before.keys()
+    for key, rows in after.items():
+        assert len(rows) == 1, f"{key} kept once"
+        first = min(before[key], key=lambda r: r[1])  # the copy committed first
+        assert rows[0] == first, f"{key}: {rows[0]} after, {before[key]} before"
+    assert all(r[0][0] is not None for r in after.values())
+    table = catalog(wh).load_table("web.events")
+    assert len(table.scan(selected_fields=("event_id",)).to_arrow()) == len(before)
+    assert all(f.file.file_path.rsplit("/", 1)[-1].startswith("L") for f in table.scan().plan_files())

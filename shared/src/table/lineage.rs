@@ -10,11 +10,13 @@
 //! the range it assigned (`first-row-id`, `added-rows`) and the table's `next-row-id` advances by
 //! it (the metadata builder does that).
 //!
-//! Floe does not rewrite the rows of a v3 table (compaction would have to carry each row's
-//! `_row_id` and `_last_updated_sequence_number` into the new files): [`ensure_rewritable`]
-//! refuses it. It does not write column defaults or encrypt either: [`ensure_appendable`]
-//! refuses a table whose schema has an `initial-default` or `write-default`, or that is
-//! encrypted.
+//! A rewrite (compaction) of a v3 table keeps every row's lineage: it reads each row's `_row_id`
+//! and `_last_updated_sequence_number` (the columns if the file has them, else what a reader
+//! infers: the file's `first_row_id` plus the row's position, and the file's data sequence
+//! number) and writes both into the new files as the spec's reserved columns
+//! ([`with_lineage_columns`], [`materialize`]), so a row's id never moves. Floe does not write
+//! column defaults or encrypt: [`ensure_appendable`] refuses a table whose schema has an
+//! `initial-default` or `write-default`, or that is encrypted.
 
 use iceberg::spec::{
     DataFile, DataFileBuilder, FormatVersion, ManifestContentType, ManifestEntry, ManifestFile, ManifestStatus,
@@ -55,18 +57,56 @@ pub(crate) fn ensure_appendable(table: &str, meta: &TableMetadata) -> Result<()>
     Ok(())
 }
 
-/// Refuses a rewrite of a v3 table's rows: the new files would have to carry every row's
-/// `_row_id` and `_last_updated_sequence_number`, which Floe's compactor does not write yet.
-pub fn ensure_rewritable(table: &str, meta: &TableMetadata) -> Result<()> {
-    if tracks_rows(meta) {
-        return Err(Error::UnsupportedTableFeature {
-            table: table.to_string(),
-            feature: "row lineage (format v3): Floe appends to it but does not rewrite its files yet, since a \
-                      rewrite must keep each row's _row_id"
-                .into(),
-        });
-    }
-    Ok(())
+/// The field id of the `_row_id` column (reserved by the spec).
+pub(crate) const ROW_ID: i32 = 2147483540;
+/// The field id of the `_last_updated_sequence_number` column.
+pub(crate) const LAST_UPDATED: i32 = 2147483539;
+
+/// `schema` with the two row lineage columns after its own (a rewrite's files carry them).
+pub(crate) fn with_lineage_columns(schema: &arrow_schema::Schema) -> arrow_schema::SchemaRef {
+    let field = |name: &str, id: i32| {
+        let meta = [(parquet::arrow::PARQUET_FIELD_ID_META_KEY.to_string(), id.to_string())].into();
+        std::sync::Arc::new(arrow_schema::Field::new(name, arrow_schema::DataType::Int64, true).with_metadata(meta))
+    };
+    let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+    fields.push(field("_row_id", ROW_ID));
+    fields.push(field("_last_updated_sequence_number", LAST_UPDATED));
+    std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `b`, the rows of a data file from ordinal `first` on, read with the lineage columns (null
+/// where the file lacks them or has nulls), with each null replaced by what a reader infers:
+/// `_row_id` is the file's `first_row_id` plus the row's ordinal (left null while the file has
+/// no `first_row_id`: its rows have no id yet), `_last_updated_sequence_number` the file's data
+/// sequence number `seq`.
+pub(crate) fn materialize(
+    b: arrow_array::RecordBatch,
+    first: u64,
+    first_row_id: Option<i64>,
+    seq: i64,
+) -> Result<arrow_array::RecordBatch> {
+    use arrow_array::{Array, Int64Array};
+    let at = |id: i32| {
+        b.schema()
+            .fields()
+            .iter()
+            .position(|f| crate::convert::conform::field_id(f) == Some(id))
+            .ok_or_else(|| Error::internal(format!("row lineage column {id} not read")))
+    };
+    let (row_at, seq_at) = (at(ROW_ID)?, at(LAST_UPDATED)?);
+    let fill = |column: &dyn Array, infer: &dyn Fn(usize) -> Option<i64>| -> Result<Int64Array> {
+        let column = column
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .ok_or_else(|| Error::data(format!("a row lineage column is {}, not long", column.data_type())))?;
+        Ok((0..column.len()).map(|i| if column.is_valid(i) { Some(column.value(i)) } else { infer(i) }).collect())
+    };
+    let ids = fill(b.column(row_at).as_ref(), &|i| first_row_id.map(|f| f + first as i64 + i as i64))?;
+    let seqs = fill(b.column(seq_at).as_ref(), &|_| Some(seq))?;
+    let mut columns = b.columns().to_vec();
+    columns[row_at] = std::sync::Arc::new(ids);
+    columns[seq_at] = std::sync::Arc::new(seqs);
+    Ok(arrow_array::RecordBatch::try_new(b.schema(), columns)?)
 }
 
 /// The entries of `mf` with the row ids they inherit written in: each live data file without a
@@ -144,12 +184,25 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_v3_table_takes_appends_but_not_rewrites() {
+    fn a_plain_v3_table_takes_appends() {
         let m = v3(HashMap::new());
         assert!(tracks_rows(&m));
         ensure_appendable("t", &m).unwrap();
-        let e = ensure_rewritable("t", &m).unwrap_err().to_string();
-        assert!(e.contains("_row_id") && e.contains("nothing written"), "{e}");
+    }
+
+    #[test]
+    fn lineage_a_file_lacks_is_what_a_reader_infers() {
+        use arrow_array::{Array, Int64Array, RecordBatch};
+        let schema = with_lineage_columns(&arrow_schema::Schema::empty());
+        let ids: Int64Array = vec![None, Some(7), None].into();
+        let seqs: Int64Array = vec![Some(3), None, None].into();
+        let b = RecordBatch::try_new(schema, vec![std::sync::Arc::new(ids), std::sync::Arc::new(seqs)]).unwrap();
+        let out = materialize(b.clone(), 10, Some(100), 5).unwrap();
+        let col = |i: usize| out.column(i).as_any().downcast_ref::<Int64Array>().unwrap().iter().collect::<Vec<_>>();
+        assert_eq!(col(0), [Some(110), Some(7), Some(112)], "first_row_id + ordinal where the file has none");
+        assert_eq!(col(1), [Some(3), Some(5), Some(5)], "the file's data sequence number where it has none");
+        let out = materialize(b, 0, None, 5).unwrap();
+        assert_eq!(out.column(0).null_count(), 2, "rows of a file without first_row_id have no id yet");
     }
 
     #[test]

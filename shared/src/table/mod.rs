@@ -8,7 +8,7 @@
 mod cache;
 mod create;
 mod layout;
-mod lineage;
+pub(crate) mod lineage;
 pub mod maintain;
 mod manifests;
 mod merge;
@@ -21,7 +21,7 @@ pub mod terms;
 pub use cache::WriterTables;
 pub use create::{NewTable, create_table_metadata, partition_spec_text, sort_order_text};
 pub use layout::{data_file_uri, metadata_file_uri, partition_path, refreshed_data_file_uri, renders, table_location};
-pub use lineage::ensure_rewritable;
+pub(crate) use lineage::tracks_rows;
 pub use manifests::Manifests;
 pub use merge::{PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE};
 pub use snapshot::{Added, Change, SnapshotPlan, merge_inputs, plan_snapshot};

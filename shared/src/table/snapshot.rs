@@ -115,9 +115,6 @@ pub async fn plan_snapshot(
     extra_summary: &[(&str, String)],
 ) -> Result<SnapshotPlan> {
     super::state::ensure_supported(state.metadata.location(), &state.metadata)?;
-    if !change.removed.is_empty() {
-        lineage::ensure_rewritable(state.metadata.location(), &state.metadata)?;
-    }
     let meta = &with_schema(&state.metadata, change.schema.as_ref())?;
     let mut reads = 0;
     let mut manifests = match parent {

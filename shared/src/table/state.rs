@@ -95,6 +95,9 @@ pub struct WriterTable {
     /// The table's name mapping (`schema.name-mapping.default`), by which a data file without
     /// field ids is read: `Ok(None)` when it has none, `Err` why it does not parse.
     pub name_mapping: Arc<std::result::Result<Option<NameMap>, String>>,
+    /// Whether the table tracks row lineage (format v3): a rewrite of its rows carries each
+    /// row's `_row_id` and `_last_updated_sequence_number` ([`WriterTable::for_rewrite`]).
+    pub tracks_rows: bool,
 }
 
 impl WriterTable {
@@ -140,6 +143,7 @@ impl WriterTable {
             last_column_id: m.last_column_id(),
             partition_names: m.partition_specs_iter().flat_map(|s| s.fields().iter().map(|f| f.name.clone())).collect(),
             name_mapping: Arc::new(NameMap::of(props)),
+            tracks_rows: super::lineage::tracks_rows(m),
             history: {
                 let mut h: Vec<SchemaRef> =
                     m.schemas_iter().filter(|s| s.schema_id() != m.current_schema_id()).cloned().collect();
@@ -166,6 +170,17 @@ impl WriterTable {
                 iceberg::spec::DEFAULT_SCHEMA_NAME_MAPPING
             ))),
             Err(why) => Err(Error::data(format!("data file {path} has columns without Iceberg field ids and {why}"))),
+        }
+    }
+
+    /// The view a rewrite reads and writes rows through: in a table that tracks row lineage, its
+    /// Arrow schema has the two lineage columns after the table's.
+    pub fn for_rewrite(&self) -> WriterTable {
+        match self.tracks_rows {
+            true => {
+                WriterTable { arrow_schema: super::lineage::with_lineage_columns(&self.arrow_schema), ..self.clone() }
+            }
+            false => self.clone(),
         }
     }
 

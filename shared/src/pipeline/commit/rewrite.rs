@@ -557,9 +557,13 @@ impl<'a> View<'a> {
             let reason = Error::NotLive { files: missing.iter().map(|p| p.to_string()).collect() }.to_string();
             return Err(Verdict::Stale { reason, orphans: orphans() });
         }
-        // A table upgraded to v3 since the plan: its rows' ids would not survive the rewrite.
-        if let Err(e) = crate::table::ensure_rewritable(meta.location(), meta) {
-            return Err(Verdict::Stale { reason: e.to_string(), orphans: orphans() });
+        // A v3 table (perhaps upgraded since the plan) and files without the rows' lineage:
+        // their ids would not survive the rewrite.
+        if crate::table::tracks_rows(meta) && !request.row_lineage {
+            let reason = "the table tracks row lineage (format v3) and this rewrite's files do not carry its rows' \
+                          _row_id (planned before the upgrade, or by a compactor that does not)"
+                .to_string();
+            return Err(Verdict::Stale { reason, orphans: orphans() });
         }
         // Written by a compactor that does not apply other engines' delete files: it may bring
         // deleted rows back.

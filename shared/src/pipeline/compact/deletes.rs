@@ -417,6 +417,7 @@ mod tests {
             spec_id: 1,
             partition: Struct::from_iter([Some(Literal::string(part))]),
             manifest: 0,
+            first_row_id: None,
         }
     }
 

@@ -125,7 +125,6 @@ pub async fn plan_loaded(
     opts: &CompactOptions,
 ) -> Result<CompactPlan> {
     let store = ports.store.as_ref();
-    crate::table::ensure_rewritable(&table.to_string(), &state.metadata)?;
     let mut reads = 0;
     let mut manifests = Manifests::load(store, &state.metadata, &mut reads).await?;
     if let Some(scope) = &opts.scope {
@@ -143,6 +142,7 @@ pub async fn plan_loaded(
                 spec_id: mf.partition_spec_id,
                 partition: e.data_file().partition().clone(),
                 manifest,
+                first_row_id: e.data_file().first_row_id(),
             })
         })
         .await?;
@@ -337,6 +337,8 @@ async fn run_indexed(
     keys: &KeyIndex,
 ) -> Result<TaskOutcome> {
     let started = Instant::now();
+    // A v3 table's rows keep their lineage through the rewrite.
+    let table = &Arc::new(table.for_rewrite());
     let mut out = TaskOutcome { inputs: task.inputs.len(), ..Default::default() };
     let (loaded, delete_bytes) = Loaded::read(ports.store.as_ref(), table, &task.deletes).await?;
     let loaded = Arc::new(loaded);
@@ -345,7 +347,7 @@ async fn run_indexed(
     for f in &task.inputs {
         let bytes = ports.store.get(&f.path).await?;
         out.bytes_read += bytes.len() as u64;
-        inputs.push((f.path.clone(), bytes));
+        inputs.push((f.clone(), bytes));
     }
     let (t, l) = (table.clone(), loaded.clone());
     let identity = identity_values(table, task);
@@ -406,6 +408,7 @@ async fn run_indexed(
         duplicates: removed_rows - out.rows_out - deleted,
         deleted,
         applies_deletes: true,
+        row_lineage: table.tracks_rows,
         removed_deletes: task.deletes.dangling.clone(),
         added,
         written_ms,
@@ -431,15 +434,15 @@ async fn run_indexed(
 /// batches, bytes, and the rows dropped.
 fn decode(
     table: &WriterTable,
-    inputs: &[(String, Bytes)],
+    inputs: &[(LiveFile, Bytes)],
     identity: &[(i32, PrimitiveLiteral)],
     deletes: &Loaded,
 ) -> Result<(Vec<Vec<RecordBatch>>, u64, u64)> {
     let mut batches = vec![];
     let (mut bytes, mut deleted) = (0u64, 0u64);
-    for (path, body) in inputs {
+    for (file, body) in inputs {
         bytes += body.len() as u64;
-        let (read, dropped) = read_file(table, path, body.clone(), identity, deletes)?;
+        let (read, dropped) = read_file(table, file, body.clone(), identity, deletes)?;
         batches.push(read);
         deleted += dropped;
     }
@@ -554,14 +557,16 @@ fn merge(
 /// Decodes a data file into the table's current schema, without the rows `deletes` drop (and
 /// how many those were). Columns are matched by field id, so a file written with an earlier
 /// schema reads with its renamed columns, promoted types, and nulls for columns added since; a
-/// file without ids through the table's name mapping.
+/// file without ids through the table's name mapping. A table that tracks row lineage reads
+/// each row's lineage too ([`crate::table::lineage`]).
 fn read_file(
     table: &WriterTable,
-    path: &str,
+    file: &LiveFile,
     body: Bytes,
     identity: &[(i32, PrimitiveLiteral)],
     deletes: &Loaded,
 ) -> Result<(Vec<RecordBatch>, u64)> {
+    let path = file.path.as_str();
     let builder = ParquetRecordBatchReaderBuilder::try_new(body)?;
     let expected = &table.arrow_schema;
     let file_fields = builder.schema().fields().clone();
@@ -583,6 +588,10 @@ fn read_file(
         let b = conform::conform_batch_with(&b, expected, how)
             .map_err(|e| Error::data_from(format!("data file {path} does not fit the table's schema"), e))?;
         let rows = b.num_rows() as u64;
+        let b = match table.tracks_rows {
+            true => crate::table::lineage::materialize(b, at, file.first_row_id, file.seq)?,
+            false => b,
+        };
         let (b, dropped) = deletes.apply(path, at, b)?;
         (at, deleted) = (at + rows, deleted + dropped);
         if b.num_rows() > 0 {

@@ -45,6 +45,8 @@ pub struct LiveFile {
     pub partition: Struct,
     /// Which manifest of the snapshot's manifest list holds it (its index there).
     pub manifest: u32,
+    /// The first row id its rows inherit (format v3), if it has one.
+    pub first_row_id: Option<i64>,
 }
 
 impl LiveFile {
@@ -336,7 +338,16 @@ mod tests {
 
     fn file(path: &str, size: u64, seq: i64, part: i64) -> LiveFile {
         let partition = Struct::from_iter([Some(iceberg::spec::Literal::long(part))]);
-        LiveFile { path: path.into(), size, rows: size / 10, seq, spec_id: 0, partition, manifest: 0 }
+        LiveFile {
+            path: path.into(),
+            size,
+            rows: size / 10,
+            seq,
+            spec_id: 0,
+            partition,
+            manifest: 0,
+            first_row_id: None,
+        }
     }
 
     fn policy() -> Policy {
