@@ -303,7 +303,7 @@ pub struct RewriteRequest {
     pub row_lineage: bool,
     /// Delete files that applied only to the removed files, as of the plan: removed with them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub removed_deletes: Vec<String>,
+    pub removed_deletes: Vec<crate::table::DeleteRef>,
     /// The files written.
     pub added: Vec<DataFileMeta>,
     /// When the added files were written (ms since the epoch; absent from older compactors).

@@ -391,3 +391,81 @@ async fn every_fault_point_of_a_rewrite_that_removes_delete_files_loses_and_resu
     }
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+/// A deletion vector another engine wrote in a v3 table (a Puffin blob of positions, naming its
+/// data file): compaction drops exactly those rows, every other row keeps its `_row_id` and
+/// `_last_updated_sequence_number`, and the vector, dangling once its file is rewritten, is
+/// removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_vector_is_applied_and_removed_and_the_other_rows_keep_their_ids() {
+    use floe::testing::deletes::{deletion_vector, vector_file};
+    let h = Harness::new();
+    let cfg = kv_table("kv.vectors");
+    ingest_files(&h, &cfg, "in", &[("t1", &[("a", 1), ("b", 2), ("c", 3)]), ("t1", &[("d", 4)])]).await;
+    crate::format::commit_foreign(&h, &cfg.table, |b| {
+        b.upgrade_format_version(iceberg::spec::FormatVersion::V3).unwrap()
+    })
+    .await;
+    // The first v3 commit gives the earlier files their row ids.
+    ingest_files(&h, &cfg, "in2", &[("t1", &[("e", 5)])]).await;
+    let before = crate::format::row_lineage(&h, &cfg.table).await;
+    assert!(before.values().all(|(id, _)| id.is_some()));
+
+    let b = row_of(&h, &cfg, "b").await;
+    let c = row_of(&h, &cfg, "c").await;
+    assert_eq!(b.0, c.0);
+    let (location, _) = location_and_key_id(&h.ports, &cfg.table).await;
+    let (puffin, offset, length) = deletion_vector(&b.0, &[b.1 as u64, c.1 as u64]).unwrap();
+    let path = format!("{location}/data/dv-{}.puffin", uuid::Uuid::new_v4());
+    let size = puffin.len() as u64;
+    h.ports.store.put(&path, puffin).await.unwrap();
+    let dv = vector_file(&path, size, 0, b.2.clone(), 2, &b.0, offset, length).unwrap();
+    commit_deletes(&h.ports, &cfg.table, vec![(0, dv)]).await.unwrap();
+
+    let (report, _) = compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.unwrap();
+    assert_eq!(report.totals.rows_deleted, 2, "{report:?}");
+    let mut want = before.clone();
+    want.remove("b");
+    want.remove("c");
+    assert_eq!(crate::format::row_lineage(&h, &cfg.table).await, want);
+    assert!(contents(&h.ports, &cfg.table).await.deletes.is_empty(), "the vector was removed");
+    let (_, props) = summary(&h.ports, &cfg.table).await;
+    assert_eq!(props.get("total-delete-files").map(String::as_str), Some("0"), "{props:?}");
+}
+
+/// Two delete files in one manifest, one left dangling by a compaction of its partition and one
+/// of a partition not compacted: the manifest is rewritten with the first `DELETED` and the
+/// second `EXISTING` with its own sequence number, so it still deletes its row and still does not
+/// reach a row of the same key written after it (a reinsert).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_manifest_rewritten_keeps_its_other_entries_sequence_numbers() {
+    let h = Harness::new();
+    let cfg = kv_table("kv.keep");
+    let files: Vec<(&str, &[(&str, i64)])> =
+        vec![("t1", &[("a", 1), ("b", 2)]), ("t1", &[("c", 3)]), ("t1", &[("d", 4)]), ("t2", &[("x", 10), ("y", 11)])];
+    ingest_files(&h, &cfg, "in", &files).await;
+    let (a, x) = (row_of(&h, &cfg, "a").await, row_of(&h, &cfg, "x").await);
+    let deletes = vec![
+        (0, position_delete(&h.ports, &cfg.table, &[(&a.0, a.1)], &a.2, true).await),
+        (0, equality_delete(&h.ports, &cfg.table, &["x"], &x.2).await),
+    ];
+    commit_deletes(&h.ports, &cfg.table, deletes).await.unwrap();
+    // x again, after the delete: a reader sees it.
+    ingest_files(&h, &cfg, "in2", &[("t2", &[("x", 12)])]).await;
+    let seen = visible(&h.ports, &cfg.table).await;
+    assert_eq!(seen.get("x"), Some(&vec![12]));
+    assert!(!seen.contains_key("a"));
+
+    // Only t1 is due (three files); t2 has two.
+    let three = CompactOptions { min_files: 3, ..opts(false) };
+    let (report, _) = compact_and_commit(&h.engine, &h.ports, &cfg.table, &three, VISIBILITY).await.unwrap();
+    assert_eq!(report.tasks, 1);
+    let c = contents(&h.ports, &cfg.table).await;
+    assert_eq!(c.deletes.len(), 1, "t1's delete removed, t2's kept: {:?}", c.deletes);
+    assert_eq!(c.deletes[0].0.content_type(), DataContentType::EqualityDeletes);
+    assert_eq!(visible(&h.ports, &cfg.table).await, seen, "t2's delete reaches x=10, not the reinsert");
+
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(true), VISIBILITY).await.unwrap();
+    assert!(contents(&h.ports, &cfg.table).await.deletes.is_empty());
+    assert_eq!(values(&h, &cfg.table).await, seen);
+}

@@ -1,5 +1,5 @@
 //! Tables other engines changed: a table upgraded to format v3 takes appends with row lineage
-//! (its rows' ids never move, through manifest merges too), is not compacted (a rewrite planned
+//! (its rows' ids never move, through manifest merges and compaction too; a rewrite planned
 //! before the upgrade is rejected), and one with a column default Floe cannot write is refused by
 //! every role with nothing quarantined; metadata other engines add (Puffin statistics) survives
 //! Floe's maintenance.
@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use floe::Error;
 use floe::pipeline::commit::{Committer, MessageResult};
-use floe::pipeline::compact::{CompactOptions, compact, plan_table};
-use floe::pipeline::ingest::{IngestOptions, ingest};
+use floe::pipeline::compact::{CompactOptions, compact};
+use floe::pipeline::ingest::{IngestOptions, compact_and_commit, ingest};
 use floe::pipeline::write::write;
 use floe::ports::Pointer;
 use floe::table::sweep::sweep_orphans;
@@ -24,12 +24,12 @@ use iceberg::spec::{
 
 use crate::common::*;
 
-async fn state(h: &Harness, table: &floe::TableIdent) -> TableState {
+pub(crate) async fn state(h: &Harness, table: &floe::TableIdent) -> TableState {
     load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), table).await.unwrap().unwrap()
 }
 
 /// What another engine does to the table: a new metadata.json from `change`, and a swap.
-async fn commit_foreign(
+pub(crate) async fn commit_foreign(
     h: &Harness,
     table: &floe::TableIdent,
     change: impl FnOnce(TableMetadataBuilder) -> TableMetadataBuilder,
@@ -184,7 +184,7 @@ async fn a_lost_compare_and_swap_on_a_v3_table_replans_from_the_winners_next_row
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_v3_table_is_not_compacted_and_a_rewrite_planned_before_the_upgrade_is_rejected() {
+async fn a_rewrite_planned_before_the_v3_upgrade_is_rejected_and_one_planned_after_keeps_every_rows_id() {
     let h = Harness::new();
     let cfg = events_table("ev.v3rewrite");
     let objects = h.events("in", 4, 100, 44, 0.0).await;
@@ -208,9 +208,56 @@ async fn a_v3_table_is_not_compacted_and_a_rewrite_planned_before_the_upgrade_is
     assert_eq!(state(&h, &cfg.table).await.pointer, upgraded, "nothing committed");
     let after = contents(&h.ports, &cfg.table).await;
     assert_eq!(after.event_ids(), before.event_ids());
-    let err = plan_table(&h.ports, &cfg.table, &full).await.unwrap_err();
-    assert!(matches!(err, Error::UnsupportedTableFeature { .. }), "{err}");
-    assert!(err.to_string().contains("_row_id"), "{err}");
+
+    // Planned on the v3 table, the compaction lands and every row keeps its lineage. (The
+    // upgrade itself is not a snapshot: an append gives the earlier files their ids first.)
+    let later = h.events("later", 1, 100, 45, 0.0).await;
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, later.clone(), &opts).await.unwrap();
+    let lineage = row_lineage(&h, &cfg.table).await;
+    assert!(lineage.values().all(|(id, _)| id.is_some()));
+    let (report, _) =
+        compact_and_commit(&h.engine, &h.ports, &cfg.table, &full, Duration::from_secs(60)).await.unwrap();
+    assert!(report.tasks > 0);
+    assert_eq!(row_lineage(&h, &cfg.table).await, lineage, "each row's _row_id and sequence number as before");
+    let files = contents(&h.ports, &cfg.table).await.files;
+    assert!(files.iter().all(|(p, _, _)| p.rsplit('/').next().unwrap().starts_with('L')), "all compacted");
+}
+
+/// Each live row's (`_row_id`, `_last_updated_sequence_number`) by event id, as a reader finds
+/// them: the data file's columns where present and not null, else its `first_row_id` plus the
+/// row's position and its data sequence number.
+pub(crate) async fn row_lineage(h: &Harness, table: &floe::TableIdent) -> BTreeMap<String, (Option<i64>, i64)> {
+    use arrow_array::{Array, FixedSizeBinaryArray, Int64Array, StringArray};
+    let s = state(h, table).await;
+    let mut reads = 0;
+    let mut m = Manifests::load(h.ports.store.as_ref(), &s.metadata, &mut reads).await.unwrap();
+    m.read_contents(h.ports.store.as_ref(), &mut reads).await.unwrap();
+    let mut out = BTreeMap::new();
+    for (_, e) in m.live_parsed() {
+        let (first, seq) = (e.data_file().first_row_id(), e.sequence_number().unwrap());
+        let bytes = h.ports.store.get(e.file_path()).await.unwrap();
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap().build().unwrap();
+        let mut pos = 0i64;
+        for b in reader {
+            let b = b.unwrap();
+            let ids = b.column_by_name("event_id").unwrap();
+            let long =
+                |name: &str| b.column_by_name(name).map(|c| c.as_any().downcast_ref::<Int64Array>().unwrap().clone());
+            let (row_ids, seqs) = (long("_row_id"), long("_last_updated_sequence_number"));
+            for i in 0..b.num_rows() {
+                let key = match ids.as_any().downcast_ref::<FixedSizeBinaryArray>() {
+                    Some(u) => uuid::Uuid::from_slice(u.value(i)).unwrap().to_string(),
+                    None => ids.as_any().downcast_ref::<StringArray>().unwrap().value(i).to_string(),
+                };
+                let id = row_ids.as_ref().filter(|c| c.is_valid(i)).map(|c| c.value(i)).or(first.map(|f| f + pos));
+                let lus = seqs.as_ref().filter(|c| c.is_valid(i)).map_or(seq, |c| c.value(i));
+                assert!(out.insert(key, (id, lus)).is_none(), "each key once");
+                pos += 1;
+            }
+        }
+    }
+    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

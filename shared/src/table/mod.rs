@@ -24,7 +24,7 @@ pub use layout::{data_file_uri, metadata_file_uri, partition_path, refreshed_dat
 pub(crate) use lineage::tracks_rows;
 pub use manifests::Manifests;
 pub use merge::{PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE};
-pub use snapshot::{Added, Change, SnapshotPlan, merge_inputs, plan_snapshot};
+pub use snapshot::{Added, Change, DeleteRef, SnapshotPlan, merge_inputs, plan_snapshot};
 pub use state::{TableState, WriterTable, ensure_supported, load_table, metadata_json};
 pub use status::{Freshness, SIZE_BUCKETS, TableStatus, freshness, table_status};
 

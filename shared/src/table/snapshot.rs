@@ -38,13 +38,31 @@ pub struct Change {
     pub added: Vec<Added>,
     /// Paths of live files removed.
     pub removed: HashSet<String>,
-    /// Paths of live delete files removed (those a rewrite left applying to no live file).
-    pub removed_deletes: HashSet<String>,
+    /// Live delete files removed (those a rewrite left applying to no live file).
+    pub removed_deletes: HashSet<DeleteRef>,
     /// Snapshots and refs to expire in the same metadata update.
     pub expire: Expiry,
     /// A new current schema, set in the same metadata update (schema evolution: the schema
     /// change lands with the first data that needs it).
     pub schema: Option<Schema>,
+}
+
+/// A delete file's manifest entry: its path, and for a deletion vector (a Puffin file may hold
+/// several, one per data file) its offset in that file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct DeleteRef {
+    /// The file's path.
+    pub path: String,
+    /// A deletion vector's `content_offset`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
+}
+
+impl DeleteRef {
+    /// The entry of delete file `f`.
+    pub fn of(f: &DataFile) -> Self {
+        DeleteRef { path: f.file_path().to_string(), offset: f.content_offset() }
+    }
 }
 
 /// A file a snapshot adds.
@@ -127,14 +145,12 @@ pub async fn plan_snapshot(
     manifests.read_holding(store, &change.removed, |p| next_merge.contains(p), &mut reads).await?;
     let mut summary = SnapshotSummaryCollector::default();
     let slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
-    let location = meta.location().trim_end_matches('/').to_string();
-    let mut writer = Written::new(&location, store);
-    let slots = if change.removed_deletes.is_empty() {
-        slots
+    let (slots, unreferenced_deletes) = if change.removed_deletes.is_empty() {
+        (slots, vec![])
     } else {
         let deletes = manifests.read_deletes(store, &mut reads).await?;
         let removal = DeleteRemoval { removed: &change.removed_deletes, snapshot_id };
-        removal.apply(meta, &mut writer, slots, deletes, &mut summary).await?
+        removal.apply(meta, slots, deletes, &mut summary)?
     };
     // New manifests first, as Iceberg Java orders them.
     let mut new_slots = added_slots(meta, change.added, snapshot_id, seq, &mut summary)?;
@@ -152,6 +168,9 @@ pub async fn plan_snapshot(
     manifests.read_parsed(store, &inputs, &mut reads).await?;
     let slots = merge.apply(&manifests, new_slots, &bins, snapshot_id)?;
 
+    let location = meta.location().trim_end_matches('/').to_string();
+    let mut writer = Written::new(&location, store);
+
     let mut next = writer.manifests(meta, &manifests, slots, snapshot_id).await?;
     let parent_id = meta.current_snapshot_id();
     let (list_path, list, row_range) = writer.manifest_list(meta, snapshot_id, parent_id, seq, &next.list).await?;
@@ -161,7 +180,8 @@ pub async fn plan_snapshot(
     next.retain_parsed(|path| keep.contains(path));
 
     let mut props = summary_properties(meta, &summary, extra_summary);
-    let removed: HashSet<String> = change.removed.union(&change.removed_deletes).cloned().collect();
+    let mut removed = change.removed.clone();
+    removed.extend(unreferenced_deletes);
     let dropped = writer.dropped(snapshot_id, &manifests, &next, &removed).await?;
     if let Some((at, _)) = &dropped {
         props.insert(DROPPED_PROPERTY.into(), at.clone());
@@ -311,32 +331,50 @@ fn removal_slots(
 
 /// The removal of delete files from the delete manifests holding them.
 struct DeleteRemoval<'a> {
-    removed: &'a HashSet<String>,
+    removed: &'a HashSet<DeleteRef>,
     snapshot_id: i64,
 }
 
 impl DeleteRemoval<'_> {
     /// `slots` (the parent's manifests, in list order) with each delete manifest that holds a
-    /// removed delete file rewritten (its entry `DELETED`, the others `EXISTING`), or left out if
-    /// it holds no other live file; `deletes`: the delete manifests with their entries.
-    async fn apply(
+    /// removed delete file to be rewritten (its entry `DELETED`, the others `EXISTING`; kept in
+    /// this snapshot even if none is left live, as Iceberg Java keeps it, so that its removals
+    /// are recorded); `deletes`: the delete manifests with their entries. Also the paths of the
+    /// removed files that no live entry names any more (a Puffin file's other deletion vectors
+    /// may live on): those the cleanup deletes once the snapshot expires.
+    fn apply(
         &self,
         meta: &TableMetadata,
-        writer: &mut Written<'_>,
         slots: Vec<Slot>,
         deletes: Vec<(ManifestFile, Vec<ManifestEntry>)>,
         summary: &mut SnapshotSummaryCollector,
-    ) -> Result<Vec<Slot>> {
-        let mut rewritten: HashMap<String, Option<ManifestFile>> = HashMap::new();
-        let mut found: HashSet<String> = HashSet::new();
+    ) -> Result<(Vec<Slot>, Vec<String>)> {
+        let removes = |e: &ManifestEntry| e.is_alive() && self.removed.contains(&DeleteRef::of(e.data_file()));
+        let found: HashSet<DeleteRef> = deletes
+            .iter()
+            .flat_map(|(_, es)| es)
+            .filter(|e| removes(e))
+            .map(|e| DeleteRef::of(e.data_file()))
+            .collect();
+        let mut missing: Vec<String> = self.removed.difference(&found).map(|r| r.path.clone()).collect();
+        if !missing.is_empty() {
+            missing.sort();
+            return Err(Error::NotLive { files: missing });
+        }
+        let still_named: HashSet<String> = deletes
+            .iter()
+            .flat_map(|(_, es)| es)
+            .filter(|e| e.is_alive() && !removes(e))
+            .map(|e| e.file_path().to_string())
+            .collect();
+        let mut rewritten: HashMap<String, Slot> = HashMap::new();
         for (mf, entries) in deletes {
-            if !entries.iter().any(|e| e.is_alive() && self.removed.contains(e.file_path())) {
+            if !entries.iter().any(removes) {
                 continue;
             }
             let mut out = Vec::with_capacity(entries.len());
             for mut e in entries.into_iter().filter(|e| e.is_alive()) {
-                if self.removed.contains(e.file_path()) {
-                    found.insert(e.file_path().to_string());
+                if self.removed.contains(&DeleteRef::of(e.data_file())) {
                     summarized(meta, mf.partition_spec_id, &e.data_file, |f, schema, spec| {
                         summary.remove_file(f, schema, spec)
                     })?;
@@ -347,28 +385,20 @@ impl DeleteRemoval<'_> {
                 }
                 out.push(e);
             }
-            let live = out.iter().any(|e| e.status != ManifestStatus::Deleted);
-            let written = match live {
-                true => Some(writer.manifest(meta, mf.partition_spec_id, self.snapshot_id, &out).await?),
-                false => None,
-            };
-            rewritten.insert(mf.manifest_path.clone(), written);
+            rewritten.insert(mf.manifest_path.clone(), Slot::New { spec_id: mf.partition_spec_id, entries: out });
         }
-        let mut missing: Vec<String> = self.removed.iter().filter(|p| !found.contains(p.as_str())).cloned().collect();
-        if !missing.is_empty() {
-            missing.sort();
-            return Err(Error::NotLive { files: missing });
-        }
-        Ok(slots
+        let slots = slots
             .into_iter()
-            .filter_map(|slot| match slot {
-                Slot::Kept(mf) => match rewritten.remove(&mf.manifest_path) {
-                    Some(new) => new.map(Slot::Kept),
-                    None => Some(Slot::Kept(mf)),
-                },
-                new => Some(new),
+            .map(|slot| match slot {
+                Slot::Kept(mf) => rewritten.remove(&mf.manifest_path).unwrap_or(Slot::Kept(mf)),
+                new => new,
             })
-            .collect())
+            .collect();
+        let mut unreferenced: Vec<String> =
+            self.removed.iter().map(|r| r.path.clone()).filter(|p| !still_named.contains(p)).collect();
+        unreferenced.sort();
+        unreferenced.dedup();
+        Ok((slots, unreferenced))
     }
 }
 

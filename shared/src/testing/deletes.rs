@@ -72,6 +72,59 @@ pub fn delete_file(
     b.build().map_err(|e| Error::internal(format!("delete file entry: {e}")))
 }
 
+/// A Puffin file holding one deletion vector (`deletion-vector-v1`) of `positions` in data file
+/// `referenced`, as Iceberg Java writes it; with the blob's offset and length.
+pub fn deletion_vector(referenced: &str, positions: &[u64]) -> Result<(Bytes, i64, i64)> {
+    let bitmap: roaring::RoaringTreemap = positions.iter().copied().collect();
+    let mut body = vec![0xD1, 0xD3, 0x39, 0x64];
+    bitmap.serialize_into(&mut body).map_err(|e| Error::internal(format!("bitmap: {e}")))?;
+    let mut blob = (body.len() as u32).to_be_bytes().to_vec();
+    blob.extend_from_slice(&body);
+    blob.extend_from_slice(&crc32fast::hash(&body).to_be_bytes());
+    let mut out = b"PFA1".to_vec();
+    let (offset, length) = (out.len() as i64, blob.len() as i64);
+    out.extend_from_slice(&blob);
+    let footer = serde_json::json!({"blobs": [{
+        "type": "deletion-vector-v1", "fields": [2147483545], "snapshot-id": -1, "sequence-number": -1,
+        "offset": offset, "length": length,
+        "properties": {"referenced-data-file": referenced, "cardinality": bitmap.len().to_string()},
+    }]})
+    .to_string();
+    out.extend_from_slice(b"PFA1");
+    out.extend_from_slice(footer.as_bytes());
+    out.extend_from_slice(&(footer.len() as i32).to_le_bytes());
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    out.extend_from_slice(b"PFA1");
+    Ok((Bytes::from(out), offset, length))
+}
+
+/// A deletion vector's entry: `rows` deletes of data file `referenced`, in the blob at `offset`
+/// and `length` of Puffin file `path` (`size` bytes), in `partition` of spec `spec_id`.
+#[allow(clippy::too_many_arguments)]
+pub fn vector_file(
+    path: &str,
+    size: u64,
+    spec_id: i32,
+    partition: Struct,
+    rows: u64,
+    referenced: &str,
+    offset: i64,
+    length: i64,
+) -> Result<DataFile> {
+    let mut b = DataFileBuilder::default();
+    b.content(DataContentType::PositionDeletes)
+        .file_path(path.to_string())
+        .file_format(DataFileFormat::Puffin)
+        .partition(partition)
+        .partition_spec_id(spec_id)
+        .record_count(rows)
+        .file_size_in_bytes(size)
+        .referenced_data_file(Some(referenced.to_string()))
+        .content_offset(Some(offset))
+        .content_size_in_bytes(Some(length));
+    b.build().map_err(|e| Error::internal(format!("deletion vector entry: {e}")))
+}
+
 /// Commits `files` (delete files, each with its spec id) to `table` as one `delete` snapshot, as
 /// another engine would; returns its id.
 pub async fn commit_deletes(ports: &Ports, table: &TableIdent, files: Vec<(i32, DataFile)>) -> Result<i64> {

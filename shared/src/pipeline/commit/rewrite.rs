@@ -14,7 +14,7 @@ use tracing::{info, warn};
 use super::{Committer, Landed, Landing, MessageResult, TableCommit, fresh_snapshot_id};
 use crate::message::RewriteRequest;
 use crate::ports::Lease;
-use crate::table::{Added, Change, Manifests, TableState, plan_snapshot};
+use crate::table::{Added, Change, DeleteRef, Manifests, TableState, plan_snapshot};
 use crate::{Error, Result, TableIdent};
 
 /// Rewrite requests committed together in one snapshot at most. Each costs its task id in the
@@ -221,13 +221,13 @@ impl Committer {
 
     /// The paths of the snapshot's live delete files (other engines' row-level deletes); none read
     /// when it has no delete manifest.
-    async fn live_deletes(&mut self, manifests: &Manifests) -> Result<HashSet<String>> {
+    async fn live_deletes(&mut self, manifests: &Manifests) -> Result<HashSet<DeleteRef>> {
         let mut out = HashSet::new();
         if manifests.has_deletes() {
             let mut reads = 0;
             let store = self.ports.store.clone();
             let each = |_, _: &_, e: &iceberg::spec::ManifestEntry| {
-                out.insert(e.file_path().to_string());
+                out.insert(DeleteRef::of(e.data_file()));
             };
             manifests.scan_live_deletes(store.as_ref(), &mut reads, each).await?;
             self.reads += u64::from(reads);
@@ -287,6 +287,13 @@ fn since_plan(meta: &iceberg::spec::TableMetadata, planned: i64) -> Option<Vec<S
         at = s.parent_snapshot_id().and_then(|p| meta.snapshot_by_id(p));
     }
     None
+}
+
+/// Whether snapshot `id` may have had live delete files: its summary does not say it had none.
+fn had_deletes(meta: &iceberg::spec::TableMetadata, id: i64) -> bool {
+    let total =
+        meta.snapshot_by_id(id).and_then(|s| s.summary().additional_properties.get("total-delete-files").cloned());
+    total.is_none_or(|n| n != "0")
 }
 
 /// Whether every snapshot the table keeps is the current one or an ancestor of it (no snapshot
@@ -412,11 +419,11 @@ struct View<'a> {
     /// Whether the table has row-level delete files.
     deletes: bool,
     /// The live delete files.
-    live_deletes: &'a HashSet<String>,
+    live_deletes: &'a HashSet<DeleteRef>,
     /// Files removed, delete files removed, files added and tasks taken by the requests taken
     /// so far.
     removed: HashSet<String>,
-    removed_deletes: HashSet<String>,
+    removed_deletes: HashSet<DeleteRef>,
     added: HashSet<String>,
     tasks: HashSet<String>,
 }
@@ -432,7 +439,7 @@ struct Formed<'r> {
 }
 
 impl<'a> View<'a> {
-    fn new(state: &'a TableState, manifests: &'a Manifests, live_deletes: &'a HashSet<String>) -> Self {
+    fn new(state: &'a TableState, manifests: &'a Manifests, live_deletes: &'a HashSet<DeleteRef>) -> Self {
         let live = manifests
             .live_parsed()
             .map(|(mf, e)| {
@@ -557,28 +564,33 @@ impl<'a> View<'a> {
             let reason = Error::NotLive { files: missing.iter().map(|p| p.to_string()).collect() }.to_string();
             return Err(Verdict::Stale { reason, orphans: orphans() });
         }
+        // The next two are refusals of an older compactor's request. Its files are left to the
+        // sweep: this build's rerun of the same task may write the very same files (same task
+        // id, same bytes) and commit them.
         // A v3 table (perhaps upgraded since the plan) and files without the rows' lineage:
         // their ids would not survive the rewrite.
         if crate::table::tracks_rows(meta) && !request.row_lineage {
             let reason = "the table tracks row lineage (format v3) and this rewrite's files do not carry its rows' \
                           _row_id (planned before the upgrade, or by a compactor that does not)"
                 .to_string();
-            return Err(Verdict::Stale { reason, orphans: orphans() });
+            return Err(Verdict::Stale { reason, orphans: vec![] });
         }
-        // Written by a compactor that does not apply other engines' delete files: it may bring
-        // deleted rows back.
-        if self.deletes && !request.applies_deletes {
-            let reason = "the table has row-level delete files, which the compactor that wrote this rewrite does not \
-                          apply"
+        // Written by a compactor that does not apply other engines' delete files, on a table
+        // that has some now or had some when it was planned (they may have been removed since,
+        // with files whose deleted rows the task counted as committed copies).
+        if !request.applies_deletes && (self.deletes || had_deletes(meta, request.planned_snapshot_id)) {
+            let reason = "the table has (or had when this rewrite was planned) row-level delete files, which the \
+                          compactor that wrote it does not apply"
                 .to_string();
-            return Err(Verdict::Stale { reason, orphans: orphans() });
+            return Err(Verdict::Stale { reason, orphans: vec![] });
         }
         // The delete files it removes must be live still: it was planned on them (a rewrite taken
         // before in this snapshot that removed one applied it too, so the two overlap).
-        let gone: Vec<&String> = request
+        let gone: Vec<&str> = request
             .removed_deletes
             .iter()
-            .filter(|p| !self.live_deletes.contains(p.as_str()) || self.removed_deletes.contains(p.as_str()))
+            .filter(|r| !self.live_deletes.contains(*r) || self.removed_deletes.contains(*r))
+            .map(|r| r.path.as_str())
             .collect();
         if !gone.is_empty() {
             let reason = format!("delete file(s) it removes are no longer live: {gone:?}");
@@ -608,6 +620,12 @@ impl<'a> View<'a> {
             return Err(Verdict::Poison(format!("rewrite {task} adds {added_live} file(s) the table already holds")));
         }
         let removed_rows: u64 = removed.iter().map(|p| live[p].0).sum();
+        if request.deleted > 0 && !had_deletes(&self.state.metadata, request.planned_snapshot_id) {
+            return Err(Verdict::Poison(format!(
+                "rewrite {task} claims {} rows deleted by delete files, but the table had none when it was planned",
+                request.deleted
+            )));
+        }
         let newest_input = removed.iter().map(|p| live[p].1).max().unwrap_or(i64::MAX);
         let planned_seq = self.state.metadata.snapshot_by_id(request.planned_snapshot_id).map(|s| s.sequence_number());
         if planned_seq != Some(request.data_sequence_number) || request.data_sequence_number < newest_input {

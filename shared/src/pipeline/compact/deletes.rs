@@ -36,7 +36,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use super::{LiveFile, Task};
 use crate::convert::conform;
 use crate::ports::ObjectStore;
-use crate::table::WriterTable;
+use crate::table::{DeleteRef, WriterTable};
 use crate::{Error, Result};
 
 /// The field id of a position delete file's `file_path` column (reserved by the spec).
@@ -73,6 +73,15 @@ pub enum DeleteKind {
         /// The one data file it names, if it says (`referenced_data_file`, or equal bounds).
         file: Option<String>,
     },
+    /// A deletion vector (format v3): a bitmap of positions in a blob of a Puffin file.
+    Vector {
+        /// The data file it applies to.
+        file: String,
+        /// Where its blob is in the Puffin file: offset and length.
+        offset: i64,
+        /// The blob's length.
+        length: i64,
+    },
     /// Column values.
     Equality {
         /// The columns' field ids.
@@ -86,13 +95,19 @@ impl LiveDelete {
     pub fn from_entry(meta: &TableMetadata, spec_id: i32, e: &ManifestEntry) -> std::result::Result<Self, String> {
         let f = e.data_file();
         let path = f.file_path().to_string();
-        if f.content_offset().is_some() || f.file_format() == DataFileFormat::Puffin {
-            return Err(format!("deletion vectors (format v3; {path})"));
-        }
-        if f.file_format() != DataFileFormat::Parquet {
+        let vector = f.content_offset().is_some() || f.file_format() == DataFileFormat::Puffin;
+        let kind = match (vector, f.referenced_data_file(), f.content_offset(), f.content_size_in_bytes()) {
+            (true, Some(file), Some(offset), Some(length)) if f.content_type() == DataContentType::PositionDeletes => {
+                Some(DeleteKind::Vector { file, offset, length })
+            }
+            (true, ..) => return Err(format!("a deletion vector without its data file, offset or length ({path})")),
+            (false, ..) => None,
+        };
+        if kind.is_none() && f.file_format() != DataFileFormat::Parquet {
             return Err(format!("delete files in {:?} format ({path}); Floe applies Parquet ones", f.file_format()));
         }
         let kind = match f.content_type() {
+            _ if kind.is_some() => kind.expect("a vector"),
             DataContentType::PositionDeletes => {
                 let bound = |b: &HashMap<i32, Datum>| match b.get(&FILE_PATH_ID).map(Datum::literal) {
                     Some(PrimitiveLiteral::String(s)) => Some(s.clone()),
@@ -117,28 +132,60 @@ impl LiveDelete {
             }
             DataContentType::Data => return Err(format!("a data file in a delete manifest ({path})")),
         };
-        let unpartitioned = meta.partition_spec_by_id(spec_id).is_none_or(|s| s.is_unpartitioned());
+        let spec = meta
+            .partition_spec_by_id(spec_id)
+            .ok_or_else(|| format!("a delete file of partition spec {spec_id}, which the table lacks ({path})"))?;
+        let unpartitioned = spec.is_unpartitioned();
         Ok(LiveDelete {
             path,
             size: f.file_size_in_bytes(),
             rows: f.record_count(),
             seq: e.sequence_number().unwrap_or(0),
             spec_id,
-            partition: f.partition().clone(),
+            partition: promoted(f.partition()),
             global: unpartitioned && matches!(kind, DeleteKind::Equality { .. }),
             kind,
         })
     }
 
+    /// Its manifest entry's identity.
+    pub fn entry(&self) -> DeleteRef {
+        let offset = match &self.kind {
+            DeleteKind::Vector { offset, .. } => Some(*offset),
+            _ => None,
+        };
+        DeleteRef { path: self.path.clone(), offset }
+    }
+
     /// Whether it applies to data file `f`.
     pub fn applies(&self, f: &LiveFile) -> bool {
-        let scoped = self.global || (self.spec_id == f.spec_id && self.partition == f.partition);
+        let scoped = self.global || (self.spec_id == f.spec_id && self.partition == promoted(&f.partition));
         match &self.kind {
-            DeleteKind::Position { file: Some(p) } => *p == f.path && self.seq >= f.seq,
+            DeleteKind::Position { file: Some(p) } | DeleteKind::Vector { file: p, .. } => {
+                *p == f.path && self.seq >= f.seq
+            }
             DeleteKind::Position { file: None } => scoped && self.seq >= f.seq,
             DeleteKind::Equality { .. } => scoped && self.seq > f.seq,
         }
     }
+}
+
+/// A partition tuple with its values in their widest type: a manifest's tuple is parsed with the
+/// schema that manifest was written with, so after a promotion (int to long, float to double) of
+/// a partition source the same partition reads `Int(5)` in an old manifest and `Long(5)` in a
+/// new one; Iceberg Java compares tuples in the current spec's types.
+fn promoted(partition: &Struct) -> Struct {
+    use iceberg::spec::Literal;
+    partition
+        .iter()
+        .map(|v| {
+            v.map(|lit| match lit {
+                Literal::Primitive(PrimitiveLiteral::Int(i)) => Literal::long(i64::from(*i)),
+                Literal::Primitive(PrimitiveLiteral::Float(f)) => Literal::double(f64::from(f.0)),
+                other => other.clone(),
+            })
+        })
+        .collect()
 }
 
 /// The delete files one task applies.
@@ -148,9 +195,8 @@ pub struct TaskDeletes {
     pub files: Vec<LiveDelete>,
     /// The input or reference files they apply to: indexes into `files`.
     pub of: BTreeMap<String, Vec<usize>>,
-    /// The paths of those that apply to no live file but the task's inputs: its commit removes
-    /// them.
-    pub dangling: Vec<String>,
+    /// Those that apply to no live file but the task's inputs: its commit removes them.
+    pub dangling: Vec<DeleteRef>,
 }
 
 impl TaskDeletes {
@@ -169,18 +215,21 @@ pub(super) fn attach(tasks: &mut [Task], deletes: &[LiveDelete], files: &[LiveFi
         return;
     }
     let by_path: HashMap<&str, &LiveFile> = files.iter().map(|f| (f.path.as_str(), f)).collect();
-    let mut by_partition: HashMap<(i32, &Struct), Vec<&LiveFile>> = HashMap::new();
+    let mut by_partition: HashMap<(i32, Struct), Vec<&LiveFile>> = HashMap::new();
     for f in files {
-        by_partition.entry((f.spec_id, &f.partition)).or_default().push(f);
+        by_partition.entry((f.spec_id, promoted(&f.partition))).or_default().push(f);
     }
     // How many live files each delete file applies to.
     let reach: Vec<usize> = deletes
         .iter()
         .map(|d| match &d.kind {
-            DeleteKind::Position { file: Some(p) } => by_path.get(p.as_str()).filter(|f| d.applies(f)).map_or(0, |_| 1),
+            DeleteKind::Position { file: Some(p) } | DeleteKind::Vector { file: p, .. } => {
+                by_path.get(p.as_str()).filter(|f| d.applies(f)).map_or(0, |_| 1)
+            }
             _ if d.global => files.iter().filter(|f| d.applies(f)).count(),
             _ => {
-                by_partition.get(&(d.spec_id, &d.partition)).map_or(0, |fs| fs.iter().filter(|f| d.applies(f)).count())
+                let key = (d.spec_id, d.partition.clone());
+                by_partition.get(&key).map_or(0, |fs| fs.iter().filter(|f| d.applies(f)).count())
             }
         })
         .collect();
@@ -205,7 +254,7 @@ pub(super) fn attach(tasks: &mut [Task], deletes: &[LiveDelete], files: &[LiveFi
         out.dangling = attached
             .iter()
             .filter(|(i, _)| on_inputs[*i] == reach[*i] && (whole || !deletes[*i].global))
-            .map(|(i, _)| deletes[*i].path.clone())
+            .map(|(i, _)| deletes[*i].entry())
             .collect();
         if !out.is_empty() {
             task.id = super::plan::with_deletes(&task.id, &out);
@@ -243,9 +292,21 @@ impl Loaded {
         let mut bytes = 0u64;
         let mut equality_at: HashMap<usize, usize> = HashMap::new();
         for (i, d) in deletes.files.iter().enumerate() {
-            let body = store.get(&d.path).await?;
+            let body = match &d.kind {
+                DeleteKind::Vector { offset, length, .. } => {
+                    let range = u64::try_from(*offset).ok().zip(u64::try_from(offset + length).ok());
+                    let range = range
+                        .ok_or_else(|| Error::data(format!("deletion vector in {} at {offset}+{length}", d.path)))?;
+                    store.get_range(&d.path, range.0..range.1).await?
+                }
+                _ => store.get(&d.path).await?,
+            };
             bytes += body.len() as u64;
             match &d.kind {
+                DeleteKind::Vector { file, .. } => {
+                    let positions = out.positions.entry(file.clone()).or_default();
+                    positions.extend(read_vector(&d.path, &body)?);
+                }
                 DeleteKind::Position { .. } => {
                     let wanted: HashSet<&str> =
                         deletes.of.iter().filter(|(_, ds)| ds.contains(&i)).map(|(p, _)| p.as_str()).collect();
@@ -323,6 +384,27 @@ fn column_of(b: &RecordBatch, id: i32) -> Result<ArrayRef> {
         .ok_or_else(|| Error::internal(format!("column of field {id} not read for an equality delete")))
 }
 
+/// The positions of a deletion vector blob (`deletion-vector-v1`: its length, big-endian; a
+/// magic number; the positions as a portable 64-bit Roaring bitmap; a CRC-32 of magic and bitmap,
+/// big-endian) read from Puffin file `path`.
+fn read_vector(path: &str, blob: &[u8]) -> Result<impl Iterator<Item = u64> + use<>> {
+    const MAGIC: [u8; 4] = [0xD1, 0xD3, 0x39, 0x64];
+    let bad = |why: &str| Error::data(format!("deletion vector in {path}: {why}"));
+    let length = blob.get(..4).map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")) as usize);
+    let length =
+        length.filter(|l| *l >= 4 && blob.len() == l + 8).ok_or_else(|| bad("its length does not match its blob"))?;
+    let (body, crc) = (&blob[4..4 + length], &blob[4 + length..]);
+    if body[..4] != MAGIC {
+        return Err(bad("no deletion-vector-v1 magic number"));
+    }
+    if crc32fast::hash(body).to_be_bytes() != crc {
+        return Err(bad("its checksum does not match"));
+    }
+    let bitmap = roaring::RoaringTreemap::deserialize_from(&body[4..])
+        .map_err(|e| Error::data_from(format!("deletion vector in {path}"), e))?;
+    Ok(bitmap.into_iter())
+}
+
 /// Adds the positions that position delete file `path` holds for the data files `wanted` to
 /// `out`.
 fn read_positions(path: &str, body: Bytes, wanted: &HashSet<&str>, out: &mut HashMap<String, Vec<u64>>) -> Result<()> {
@@ -368,6 +450,12 @@ fn read_equality(table: &WriterTable, path: &str, body: Bytes, ids: &[i32]) -> R
     let how = table.file_match(path, builder.schema().fields())?;
     let roots: Vec<usize> =
         expected.fields().iter().filter_map(|e| conform::position(builder.schema().fields(), e, "", how)).collect();
+    // A column missing from the file would read as nulls and delete every row with a null there.
+    if roots.len() != expected.fields().len() {
+        return Err(Error::data(format!(
+            "equality delete file {path} lacks one of its equality columns {ids:?} (the spec requires each)"
+        )));
+    }
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
     let reader = builder.with_projection(mask).with_batch_size(8192).build()?;
     let fields = ids
@@ -482,13 +570,14 @@ mod tests {
         let d = &tasks[0].deletes;
         let names: Vec<&str> = d.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(names, ["named", "partition", "eq"]);
-        assert_eq!(d.dangling, ["named"]);
+        let paths = |d: &TaskDeletes| d.dangling.iter().map(|r| r.path.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(d), ["named"]);
         assert_eq!(d.of["f2"], [1], "f2 is younger than the equality delete");
         assert_ne!(tasks[0].id, "t", "the id covers the deletes");
         // With the reference an input too, both partition-scoped deletes are dangling.
         let mut tasks = vec![task(vec![r.clone(), f1.clone(), f2.clone()], vec![])];
         attach(&mut tasks, &deletes, &files, true);
-        assert_eq!(tasks[0].deletes.dangling, ["partition", "eq", "named"]);
+        assert_eq!(paths(&tasks[0].deletes), ["partition", "eq", "named"]);
         // A global delete is dangling only in a plan of the whole table.
         let global = vec![LiveDelete { global: true, ..deletes[2].clone() }];
         let mut tasks = vec![task(vec![r.clone(), f1.clone(), f2.clone()], vec![])];
@@ -497,5 +586,39 @@ mod tests {
         let mut tasks = vec![task(vec![f3], vec![])];
         attach(&mut tasks, &deletes, &files, true);
         assert!(tasks[0].deletes.is_empty() && tasks[0].id == "t", "no delete applies to a younger file");
+    }
+
+    #[test]
+    fn positions_count_from_the_files_first_row_across_batches() {
+        let mut loaded = Loaded::default();
+        loaded.positions.insert("f".into(), vec![3, 8191, 8192, 8200, 20000]);
+        let batch = |n: usize| {
+            let column: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n as i64));
+            RecordBatch::try_new(
+                Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new("v", DataType::Int64, false)])),
+                vec![column],
+            )
+            .unwrap()
+        };
+        // Rows 0..8192, then 8192..16384 of the file.
+        let (first, dropped) = loaded.apply("f", 0, batch(8192)).unwrap();
+        assert_eq!((first.num_rows(), dropped), (8190, 2));
+        let (second, dropped) = loaded.apply("f", 8192, batch(8192)).unwrap();
+        assert_eq!(dropped, 2);
+        let kept = second.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert!(kept.values().iter().all(|i| *i != 0 && *i != 8), "ordinals 8192 and 8200 are rows 0 and 8 here");
+        assert!(loaded.keep("g", 0, &batch(10)).unwrap().is_none(), "another file: nothing applies");
+    }
+
+    #[test]
+    fn a_deletion_vector_blob_reads_as_its_positions_and_a_damaged_one_is_refused() {
+        let (puffin, offset, length) = crate::testing::deletes::deletion_vector("f", &[0, 7, 1 << 33]).unwrap();
+        let blob = &puffin[offset as usize..(offset + length) as usize];
+        assert_eq!(read_vector("p", blob).unwrap().collect::<Vec<_>>(), [0, 7, 1 << 33]);
+        let mut damaged = blob.to_vec();
+        damaged[12] ^= 1;
+        let e = read_vector("p", &damaged).err().expect("refused").to_string();
+        assert!(e.contains("checksum"), "{e}");
+        assert!(read_vector("p", &blob[..blob.len() - 1]).is_err(), "a short blob");
     }
 }

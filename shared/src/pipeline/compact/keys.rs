@@ -23,6 +23,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::{FutureExt, TryStreamExt};
 use hashbrown::HashSet;
+use iceberg::spec::PrimitiveLiteral;
 use parquet::arrow::arrow_reader::{ArrowReaderBuilder, ArrowReaderOptions};
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
@@ -155,7 +156,13 @@ impl KeyIndex {
 
     /// Which of `mine` (a task's input keys) `task`'s references hold (their rows that `deletes`
     /// delete left out), and what reading them cost this call. Call it once per task.
-    pub(super) async fn found(&self, task: &Task, mine: &KeySet, deletes: &Loaded) -> Result<(Found, KeyReads)> {
+    pub(super) async fn found(
+        &self,
+        task: &Task,
+        mine: &KeySet,
+        deletes: &Loaded,
+        identity: &[(i32, PrimitiveLiteral)],
+    ) -> Result<(Found, KeyReads)> {
         let mut found = Found { converter: self.converter.clone(), keys: KeySet::new() };
         let mut cost = KeyReads::default();
         if self.table.dedup_key.is_empty() {
@@ -167,7 +174,7 @@ impl KeyIndex {
                     let keys = cell
                         .get_or_try_init(|| async {
                             let mut keys = vec![];
-                            cost.add(self.read(path, deletes, |k| keys.push(Box::from(k))).await?);
+                            cost.add(self.read(path, deletes, identity, |k| keys.push(Box::from(k))).await?);
                             Ok::<_, Error>(Arc::new(FileKeys::new(keys, self.kept.clone())))
                         })
                         .await?;
@@ -175,7 +182,7 @@ impl KeyIndex {
                 }
                 Claim::Stream => {
                     let keys = &mut found.keys;
-                    let read = self.read(path, deletes, |k| {
+                    let read = self.read(path, deletes, identity, |k| {
                         if mine.contains(k) {
                             keys.insert(Box::from(k));
                         }
@@ -207,8 +214,15 @@ impl KeyIndex {
     }
 
     /// Streams one file's non-null keys of rows `deletes` leave to `each`: its footer and key
-    /// column chunks (and the columns of equality deletes that apply to it), by ranged reads.
-    async fn read(&self, path: &str, deletes: &Loaded, mut each: impl FnMut(&[u8])) -> Result<KeyReads> {
+    /// column chunks (and the columns of equality deletes that apply to it), by ranged reads. A
+    /// column the file lacks that an identity partition gives reads as its `identity` value.
+    async fn read(
+        &self,
+        path: &str,
+        deletes: &Loaded,
+        identity: &[(i32, PrimitiveLiteral)],
+        mut each: impl FnMut(&[u8]),
+    ) -> Result<KeyReads> {
         let size = match self.sizes.get(path) {
             Some(s) => *s,
             None => self.store.head(path).await?.size,
@@ -231,9 +245,11 @@ impl KeyIndex {
         cols.dedup();
         let expected = Arc::new(schema.project(&cols)?);
         let how = self.table.file_match(path, builder.schema().fields())?;
+        let fill = super::constants(&expected, builder.schema().fields(), identity, how);
         let mut stream = project(builder, &expected, how).with_batch_size(8192).build()?;
         let (mut n, mut at) = (0, 0u64);
         while let Some(b) = stream.try_next().await.map_err(port_error)? {
+            let b = if fill.is_empty() { b } else { super::with_constants(b, &fill, path)? };
             let b = conform::conform_batch_with(&b, &expected, how)
                 .map_err(|e| Error::data_from(format!("data file {path} does not fit the table's schema"), e))?;
             let rows = b.num_rows() as u64;

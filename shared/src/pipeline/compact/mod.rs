@@ -361,7 +361,8 @@ async fn run_indexed(
     // may be younger than it, and a copy it holds was committed first.)
     let batches = Decoded::split(task, batches);
     let mine = keys.keys_of(task, batches.young())?;
-    let (found, key_reads) = keys.found(task, &mine, &loaded).await?;
+    let identity = identity_values(table, task);
+    let (found, key_reads) = keys.found(task, &mine, &loaded, &identity).await?;
     drop(mine);
     out.bytes_read += key_reads.read;
     out.reference_files = key_reads.files;
@@ -462,6 +463,24 @@ fn identity_values(table: &WriterTable, task: &Task) -> Vec<(i32, PrimitiveLiter
         .filter_map(|(f, v)| match v {
             Some(Literal::Primitive(p)) => Some((f.source_id, p.clone())),
             _ => None,
+        })
+        .collect()
+}
+
+/// The fields of `expected` that a file with fields `file_fields` lacks and an identity
+/// partition gives, with their values: the spec's first rule reads such a column as the
+/// partition value (from the manifest), before the name mapping's or a null.
+fn constants<'a>(
+    expected: &arrow_schema::Schema,
+    file_fields: &arrow_schema::Fields,
+    identity: &'a [(i32, PrimitiveLiteral)],
+    how: conform::Match<'_>,
+) -> Vec<(arrow_schema::FieldRef, &'a PrimitiveLiteral)> {
+    identity
+        .iter()
+        .filter_map(|(id, value)| {
+            let t = expected.fields().iter().find(|f| conform::field_id(f) == Some(*id))?;
+            conform::position(file_fields, t, "", how).is_none().then(|| (t.clone(), value))
         })
         .collect()
 }
@@ -571,15 +590,7 @@ fn read_file(
     let expected = &table.arrow_schema;
     let file_fields = builder.schema().fields().clone();
     let how = table.file_match(path, &file_fields)?;
-    // The spec's first rule: a column the file lacks that an identity partition gives is read
-    // as the partition value (from the manifest), before the name mapping's or a null.
-    let fill: Vec<(arrow_schema::FieldRef, &PrimitiveLiteral)> = identity
-        .iter()
-        .filter_map(|(id, value)| {
-            let t = expected.fields().iter().find(|f| conform::field_id(f) == Some(*id))?;
-            conform::position(&file_fields, t, "", how).is_none().then(|| (t.clone(), value))
-        })
-        .collect();
+    let fill = constants(expected, &file_fields, identity, how);
     let reader = builder.with_batch_size(8192).build()?;
     let mut out = vec![];
     let (mut at, mut deleted) = (0u64, 0u64);
