@@ -431,6 +431,8 @@ async fn a_deletion_vector_is_applied_and_removed_and_the_other_rows_keep_their_
     assert!(contents(&h.ports, &cfg.table).await.deletes.is_empty(), "the vector was removed");
     let (_, props) = summary(&h.ports, &cfg.table).await;
     assert_eq!(props.get("total-delete-files").map(String::as_str), Some("0"), "{props:?}");
+    assert_eq!(props.get("removed-dvs").map(String::as_str), Some("1"), "counted as Java counts it: {props:?}");
+    assert!(!props.contains_key("removed-position-delete-files"), "{props:?}");
 }
 
 /// Two delete files in one manifest, one left dangling by a compaction of its partition and one

@@ -221,3 +221,30 @@ def test_compacting_a_v3_table_keeps_every_rows_id(tmp_path):
     table = catalog(wh).load_table("web.events")
     assert len(table.scan(selected_fields=("event_id",)).to_arrow()) == len(before)
     assert all(f.file.file_path.rsplit("/", 1)[-1].startswith("L") for f in table.scan().plan_files())
+
+
+@pytest.mark.parametrize("ty", ["variant", "geometry(srid:4326)", "unknown"])
+def test_a_v3_only_type_another_engine_added_is_refused_by_name(tmp_path, ty):
+    """A column of a type Floe cannot read (the iceberg crate has none of these): every role
+    refuses the table naming the column and its type, not with a parse error; nothing is written
+    or quarantined."""
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    floe("gen", "--out", src, "--files", 2, "--events-per-file", 50, "--seed", 33)
+    floe("ingest", src, "--warehouse", wh, *TABLE, "--batch-objects", 1)
+    upgrade_to_v3(wh, {})
+    old, meta = current_metadata(wh)
+    schema = json.loads(json.dumps(next(s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"])))
+    schema["schema-id"] = max(s["schema-id"] for s in meta["schemas"]) + 1
+    meta["last-column-id"] += 1
+    schema["fields"].append({"id": meta["last-column-id"], "name": "payload", "required": False, "type": ty})
+    meta["schemas"].append(schema)
+    meta["current-schema-id"] = schema["schema-id"]
+    new = str(Path(path(old)).parent / f"09999-{uuid.uuid4()}.metadata.json")
+    Path(new).write_text(json.dumps(meta))
+    with sqlite3.connect(wh / "catalog.db") as db:
+        db.execute("UPDATE iceberg_tables SET metadata_location = ? WHERE table_name = 'events'", (f"file://{new}",))
+    for args in (["compact", "--warehouse", wh, "--table", "web.events", "--full"],
+                 ["ingest", src, "--warehouse", wh, *TABLE]):
+        p = floe(*args, expect=1)
+        assert "column `payload`" in p.stderr and ty in p.stderr and "format v3" in p.stderr, p.stderr
+    assert current_metadata(wh)[0] == f"file://{new}", "the table is unchanged"

@@ -111,3 +111,21 @@ fn encode(s: &str) -> String {
     }
     out
 }
+
+/// A partition tuple with its values in their widest type: a manifest's tuple is parsed with the
+/// schema that manifest was written with, so after a promotion (int to long, float to double) of
+/// a partition source the same partition reads `Int(5)` in an old manifest and `Long(5)` in a
+/// new one; Iceberg Java compares tuples in the current spec's types.
+pub(crate) fn widened(partition: &Struct) -> Struct {
+    use iceberg::spec::{Literal, PrimitiveLiteral};
+    partition
+        .iter()
+        .map(|v| {
+            v.map(|lit| match lit {
+                Literal::Primitive(PrimitiveLiteral::Int(i)) => Literal::long(i64::from(*i)),
+                Literal::Primitive(PrimitiveLiteral::Float(f)) => Literal::double(f64::from(f.0)),
+                other => other.clone(),
+            })
+        })
+        .collect()
+}

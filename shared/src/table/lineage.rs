@@ -76,9 +76,10 @@ pub(crate) fn with_lineage_columns(schema: &arrow_schema::Schema) -> arrow_schem
 
 /// `b`, the rows of a data file from ordinal `first` on, read with the lineage columns (null
 /// where the file lacks them or has nulls), with each null replaced by what a reader infers:
-/// `_row_id` is the file's `first_row_id` plus the row's ordinal (left null while the file has
-/// no `first_row_id`: its rows have no id yet), `_last_updated_sequence_number` the file's data
-/// sequence number `seq`.
+/// `_row_id` is the file's `first_row_id` plus the row's ordinal, `_last_updated_sequence_number`
+/// the file's data sequence number `seq`. A file without `first_row_id` has no lineage yet (the
+/// spec, and Iceberg Java's readers, read both as null, whatever the file holds): both null.
+/// (Compaction plans no such file: see `pipeline::compact`.)
 pub(crate) fn materialize(
     b: arrow_array::RecordBatch,
     first: u64,
@@ -101,8 +102,13 @@ pub(crate) fn materialize(
             .ok_or_else(|| Error::data(format!("a row lineage column is {}, not long", column.data_type())))?;
         Ok((0..column.len()).map(|i| if column.is_valid(i) { Some(column.value(i)) } else { infer(i) }).collect())
     };
-    let ids = fill(b.column(row_at).as_ref(), &|i| first_row_id.map(|f| f + first as i64 + i as i64))?;
-    let seqs = fill(b.column(seq_at).as_ref(), &|_| Some(seq))?;
+    let (ids, seqs) = match first_row_id {
+        Some(f) => (
+            fill(b.column(row_at).as_ref(), &|i| Some(f + first as i64 + i as i64))?,
+            fill(b.column(seq_at).as_ref(), &|_| Some(seq))?,
+        ),
+        None => (Int64Array::new_null(b.num_rows()), Int64Array::new_null(b.num_rows())),
+    };
     let mut columns = b.columns().to_vec();
     columns[row_at] = std::sync::Arc::new(ids);
     columns[seq_at] = std::sync::Arc::new(seqs);
@@ -202,7 +208,8 @@ mod tests {
         assert_eq!(col(0), [Some(110), Some(7), Some(112)], "first_row_id + ordinal where the file has none");
         assert_eq!(col(1), [Some(3), Some(5), Some(5)], "the file's data sequence number where it has none");
         let out = materialize(b, 0, None, 5).unwrap();
-        assert_eq!(out.column(0).null_count(), 2, "rows of a file without first_row_id have no id yet");
+        assert_eq!(out.column(0).null_count(), 3, "rows of a file without first_row_id have no lineage yet");
+        assert_eq!(out.column(1).null_count(), 3);
     }
 
     #[test]

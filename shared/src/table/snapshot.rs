@@ -50,12 +50,49 @@ pub struct Change {
 /// A delete file's manifest entry: its path, and for a deletion vector (a Puffin file may hold
 /// several, one per data file) its offset in that file.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(from = "DeleteRefForm")]
 pub struct DeleteRef {
     /// The file's path.
     pub path: String,
     /// A deletion vector's `content_offset`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<i64>,
+}
+
+#[cfg(test)]
+mod delete_ref_tests {
+    use super::DeleteRef;
+
+    #[test]
+    fn a_delete_ref_reads_from_an_object_or_a_bare_path() {
+        let bare: DeleteRef = serde_json::from_str(r#""s3://b/d.parquet""#).unwrap();
+        assert_eq!(bare, DeleteRef { path: "s3://b/d.parquet".into(), offset: None });
+        let dv: DeleteRef = serde_json::from_str(r#"{"path": "s3://b/v.puffin", "offset": 4}"#).unwrap();
+        assert_eq!(dv.offset, Some(4));
+        assert_eq!(serde_json::to_string(&dv).unwrap(), r#"{"path":"s3://b/v.puffin","offset":4}"#);
+    }
+}
+
+/// The forms a [`DeleteRef`] is read from: an object, or a bare path (as the first compactors
+/// that removed delete files sent it).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum DeleteRefForm {
+    Path(String),
+    Entry {
+        path: String,
+        #[serde(default)]
+        offset: Option<i64>,
+    },
+}
+
+impl From<DeleteRefForm> for DeleteRef {
+    fn from(form: DeleteRefForm) -> Self {
+        match form {
+            DeleteRefForm::Path(path) => DeleteRef { path, offset: None },
+            DeleteRefForm::Entry { path, offset } => DeleteRef { path, offset },
+        }
+    }
 }
 
 impl DeleteRef {
@@ -145,8 +182,8 @@ pub async fn plan_snapshot(
     manifests.read_holding(store, &change.removed, |p| next_merge.contains(p), &mut reads).await?;
     let mut summary = SnapshotSummaryCollector::default();
     let slots = removal_slots(meta, &manifests, &change.removed, snapshot_id, &mut summary)?;
-    let (slots, unreferenced_deletes) = if change.removed_deletes.is_empty() {
-        (slots, vec![])
+    let Removed { slots, unreferenced: unreferenced_deletes, dvs } = if change.removed_deletes.is_empty() {
+        Removed { slots, unreferenced: vec![], dvs: 0 }
     } else {
         let deletes = manifests.read_deletes(store, &mut reads).await?;
         let removal = DeleteRemoval { removed: &change.removed_deletes, snapshot_id };
@@ -180,6 +217,15 @@ pub async fn plan_snapshot(
     next.retain_parsed(|path| keep.contains(path));
 
     let mut props = summary_properties(meta, &summary, extra_summary);
+    if dvs > 0 {
+        // The collector counts a vector as a position delete file; Java counts it apart.
+        let files = props.get("removed-position-delete-files").and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+        match files.saturating_sub(dvs) {
+            0 => props.remove("removed-position-delete-files"),
+            n => props.insert("removed-position-delete-files".into(), n.to_string()),
+        };
+        props.insert("removed-dvs".into(), dvs.to_string());
+    }
     let mut removed = change.removed.clone();
     removed.extend(unreferenced_deletes);
     let dropped = writer.dropped(snapshot_id, &manifests, &next, &removed).await?;
@@ -348,7 +394,7 @@ impl DeleteRemoval<'_> {
         slots: Vec<Slot>,
         deletes: Vec<(ManifestFile, Vec<ManifestEntry>)>,
         summary: &mut SnapshotSummaryCollector,
-    ) -> Result<(Vec<Slot>, Vec<String>)> {
+    ) -> Result<Removed> {
         let removes = |e: &ManifestEntry| e.is_alive() && self.removed.contains(&DeleteRef::of(e.data_file()));
         let found: HashSet<DeleteRef> = deletes
             .iter()
@@ -368,6 +414,7 @@ impl DeleteRemoval<'_> {
             .map(|e| e.file_path().to_string())
             .collect();
         let mut rewritten: HashMap<String, Slot> = HashMap::new();
+        let mut dvs = 0;
         for (mf, entries) in deletes {
             if !entries.iter().any(removes) {
                 continue;
@@ -375,7 +422,16 @@ impl DeleteRemoval<'_> {
             let mut out = Vec::with_capacity(entries.len());
             for mut e in entries.into_iter().filter(|e| e.is_alive()) {
                 if self.removed.contains(&DeleteRef::of(e.data_file())) {
-                    summarized(meta, mf.partition_spec_id, &e.data_file, |f, schema, spec| {
+                    // A deletion vector counts its blob's bytes, not its Puffin file's, as Java's
+                    // summary does (several vectors share a file).
+                    let counted = match e.data_file.content_size_in_bytes() {
+                        Some(size) => {
+                            dvs += 1;
+                            with_size(&e.data_file, mf.partition_spec_id, size as u64)?
+                        }
+                        None => e.data_file.clone(),
+                    };
+                    summarized(meta, mf.partition_spec_id, &counted, |f, schema, spec| {
                         summary.remove_file(f, schema, spec)
                     })?;
                     e.status = ManifestStatus::Deleted;
@@ -398,8 +454,31 @@ impl DeleteRemoval<'_> {
             self.removed.iter().map(|r| r.path.clone()).filter(|p| !still_named.contains(p)).collect();
         unreferenced.sort();
         unreferenced.dedup();
-        Ok((slots, unreferenced))
+        Ok(Removed { slots, unreferenced, dvs })
     }
+}
+
+/// What removing delete files does to a snapshot.
+struct Removed {
+    /// The parent's manifests, those holding removed delete files to be rewritten.
+    slots: Vec<Slot>,
+    /// Removed files no live entry names any more.
+    unreferenced: Vec<String>,
+    /// Deletion vectors removed.
+    dvs: u64,
+}
+
+/// `f` (of partition spec `spec_id`) counted as `size` bytes.
+fn with_size(f: &DataFile, spec_id: i32, size: u64) -> Result<DataFile> {
+    let mut b = iceberg::spec::DataFileBuilder::default();
+    b.content(f.content_type())
+        .file_path(f.file_path().to_string())
+        .file_format(f.file_format())
+        .partition(f.partition().clone())
+        .partition_spec_id(spec_id)
+        .record_count(f.record_count())
+        .file_size_in_bytes(size);
+    b.build().map_err(|e| Error::internal(format!("summary of {}: {e}", f.file_path())))
 }
 
 /// Writes manifests and manifest lists through an in-memory `FileIO` (the `iceberg` crate's

@@ -32,8 +32,50 @@ pub async fn load_table(
 ) -> Result<Option<TableState>> {
     let Some(p) = pointer.load(table).await? else { return Ok(None) };
     let bytes = store.get(&p.metadata_location).await?;
-    let metadata: TableMetadata = serde_json::from_slice(&bytes)?;
+    let metadata: TableMetadata = serde_json::from_slice(&bytes).map_err(|e| {
+        let v: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+        match v.as_ref().and_then(unreadable_column) {
+            Some((column, ty)) => Error::UnsupportedTableFeature {
+                table: table.to_string(),
+                feature: format!(
+                    "column `{column}` of type {ty} (format v3), which Floe can neither read nor write yet"
+                ),
+            },
+            None => e.into(),
+        }
+    })?;
     Ok(Some(TableState { pointer: p, metadata: Arc::new(metadata) }))
+}
+
+/// The first column (by dotted path) of a metadata document's schemas whose type Floe cannot
+/// read (the `iceberg` crate has no `variant`, `geometry`, `geography` or `unknown`), and that
+/// type: what an otherwise unparseable metadata file is refused for, by name.
+fn unreadable_column(metadata: &serde_json::Value) -> Option<(String, String)> {
+    use serde_json::Value;
+    fn walk(ty: &Value, path: &str) -> Option<(String, String)> {
+        match ty {
+            Value::String(t) => {
+                let unreadable = ["variant", "unknown"].contains(&t.as_str())
+                    || t.starts_with("geometry")
+                    || t.starts_with("geography");
+                unreadable.then(|| (path.to_string(), t.clone()))
+            }
+            Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+                Some("struct") => o.get("fields")?.as_array()?.iter().find_map(|f| {
+                    let name = f.get("name").and_then(Value::as_str).unwrap_or("?");
+                    let path = if path.is_empty() { name.to_string() } else { format!("{path}.{name}") };
+                    walk(f.get("type")?, &path)
+                }),
+                Some("list") => walk(o.get("element")?, &format!("{path}.element")),
+                Some("map") => walk(o.get("key")?, &format!("{path}.key"))
+                    .or_else(|| walk(o.get("value")?, &format!("{path}.value"))),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    let schemas = metadata.get("schemas").and_then(Value::as_array).into_iter().flatten();
+    schemas.chain(metadata.get("schema")).find_map(|s| walk(s, ""))
 }
 
 /// A metadata file's bytes: the spec's JSON, its snapshots in commit order (by sequence number,

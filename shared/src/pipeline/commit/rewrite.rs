@@ -343,7 +343,10 @@ fn keeps_values(
     if let Some((_, f)) = added.iter().find(|(spec, f)| {
         let same_spec = inputs.iter().filter(|i| i.spec_id == *spec);
         let mut same_spec = same_spec.peekable();
-        same_spec.peek().is_some() && !same_spec.any(|i| i.file.partition() == f.partition())
+        // Compared in their widest types: a tuple read from a manifest written before a
+        // promotion of a partition source (int to long) is the same partition.
+        let partition = crate::table::widened(f.partition());
+        same_spec.peek().is_some() && !same_spec.any(|i| crate::table::widened(i.file.partition()) == partition)
     }) {
         return Err(format!(
             "it adds {} in partition {:?}, which none of its inputs is in",
@@ -569,9 +572,12 @@ impl<'a> View<'a> {
         // id, same bytes) and commit them.
         // A v3 table (perhaps upgraded since the plan) and files without the rows' lineage:
         // their ids would not survive the rewrite.
-        if crate::table::tracks_rows(meta) && !request.row_lineage {
+        let planned_with_ids =
+            meta.snapshot_by_id(request.planned_snapshot_id).is_some_and(|s| s.row_range().is_some());
+        if crate::table::tracks_rows(meta) && !(request.row_lineage && planned_with_ids) {
             let reason = "the table tracks row lineage (format v3) and this rewrite's files do not carry its rows' \
-                          _row_id (planned before the upgrade, or by a compactor that does not)"
+                          _row_id (planned before the upgrade or its first v3 commit, or by a compactor that does \
+                          not)"
                 .to_string();
             return Err(Verdict::Stale { reason, orphans: vec![] });
         }
@@ -706,6 +712,22 @@ mod tests {
         let two = [Input { spec_id: 0, file: &a }, Input { spec_id: 0, file: &f }];
         assert!(keeps_values(&two, &[(0, file("c", "t1", &[])), (0, file("d", "t2", &[]))]).is_ok());
         assert!(keeps_values(&two, &[(0, file("c", "t3", &[]))]).is_err());
+        // A partition tuple read from a manifest written before its source was promoted (int to
+        // long) is the same partition.
+        let with_partition = |p: Literal| {
+            DataFileBuilder::default()
+                .content(DataContentType::Data)
+                .file_path("n".into())
+                .file_format(DataFileFormat::Parquet)
+                .partition(Struct::from_iter([Some(p)]))
+                .partition_spec_id(0)
+                .record_count(10)
+                .file_size_in_bytes(100)
+                .build()
+                .unwrap()
+        };
+        let (narrow, wide) = (with_partition(Literal::int(5)), with_partition(Literal::long(5)));
+        assert!(keeps_values(&[Input { spec_id: 0, file: &narrow }], &[(0, wide)]).is_ok());
         // A column inside a list is not compared.
         let nested = HashSet::from([1]);
         assert!(super::keeps_values(&inputs, &[(0, file("c", "t1", &[(1, 20)]))], &nested).is_ok());

@@ -142,7 +142,7 @@ impl LiveDelete {
             rows: f.record_count(),
             seq: e.sequence_number().unwrap_or(0),
             spec_id,
-            partition: promoted(f.partition()),
+            partition: crate::table::widened(f.partition()),
             global: unpartitioned && matches!(kind, DeleteKind::Equality { .. }),
             kind,
         })
@@ -159,7 +159,8 @@ impl LiveDelete {
 
     /// Whether it applies to data file `f`.
     pub fn applies(&self, f: &LiveFile) -> bool {
-        let scoped = self.global || (self.spec_id == f.spec_id && self.partition == promoted(&f.partition));
+        let scoped =
+            self.global || (self.spec_id == f.spec_id && self.partition == crate::table::widened(&f.partition));
         match &self.kind {
             DeleteKind::Position { file: Some(p) } | DeleteKind::Vector { file: p, .. } => {
                 *p == f.path && self.seq >= f.seq
@@ -168,24 +169,6 @@ impl LiveDelete {
             DeleteKind::Equality { .. } => scoped && self.seq > f.seq,
         }
     }
-}
-
-/// A partition tuple with its values in their widest type: a manifest's tuple is parsed with the
-/// schema that manifest was written with, so after a promotion (int to long, float to double) of
-/// a partition source the same partition reads `Int(5)` in an old manifest and `Long(5)` in a
-/// new one; Iceberg Java compares tuples in the current spec's types.
-fn promoted(partition: &Struct) -> Struct {
-    use iceberg::spec::Literal;
-    partition
-        .iter()
-        .map(|v| {
-            v.map(|lit| match lit {
-                Literal::Primitive(PrimitiveLiteral::Int(i)) => Literal::long(i64::from(*i)),
-                Literal::Primitive(PrimitiveLiteral::Float(f)) => Literal::double(f64::from(f.0)),
-                other => other.clone(),
-            })
-        })
-        .collect()
 }
 
 /// The delete files one task applies.
@@ -217,7 +200,7 @@ pub(super) fn attach(tasks: &mut [Task], deletes: &[LiveDelete], files: &[LiveFi
     let by_path: HashMap<&str, &LiveFile> = files.iter().map(|f| (f.path.as_str(), f)).collect();
     let mut by_partition: HashMap<(i32, Struct), Vec<&LiveFile>> = HashMap::new();
     for f in files {
-        by_partition.entry((f.spec_id, promoted(&f.partition))).or_default().push(f);
+        by_partition.entry((f.spec_id, crate::table::widened(&f.partition))).or_default().push(f);
     }
     // How many live files each delete file applies to.
     let reach: Vec<usize> = deletes

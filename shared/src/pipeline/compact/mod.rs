@@ -161,6 +161,15 @@ pub async fn plan_loaded(
         scope.restrict_files(&mut files, &state.metadata);
     }
     let mut tasks = plan::plan(&files, spec_id, &policy);
+    if crate::table::tracks_rows(&state.metadata) {
+        // Right after an upgrade to v3, files have no row ids until a v3 commit gives them
+        // theirs: a rewrite would hand their rows new ids after that commit. Such files wait.
+        let before = tasks.len();
+        tasks.retain(|t| t.inputs.iter().all(|f| f.first_row_id.is_some()));
+        if tasks.len() < before {
+            info!(%table, waiting = before - tasks.len(), "tasks wait for the table's first v3 commit to give their files row ids");
+        }
+    }
     deletes::attach(&mut tasks, &deletes, &files, opts.scope.is_none());
     Ok(CompactPlan { state, tasks, files, policy, manifests: manifest_paths })
 }

@@ -318,6 +318,9 @@ pub(super) fn with_deletes(id: &str, deletes: &TaskDeletes) -> String {
     for d in &deletes.files {
         h.update(b"\n");
         h.update(d.path.as_bytes());
+        if let Some(offset) = d.entry().offset {
+            h.update(format!("@{offset}").as_bytes());
+        }
     }
     hex::encode(&h.finalize()[..10])
 }
