@@ -1,7 +1,7 @@
 //! Tables other engines changed: a table upgraded to format v3 takes appends with row lineage
 //! (its rows' ids never move, through manifest merges and compaction too; a rewrite planned
-//! before the upgrade is rejected), and one with a column default Floe cannot write is refused by
-//! every role with nothing quarantined; metadata other engines add (Puffin statistics) survives
+//! before the upgrade is rejected), its column defaults fill every row written without the
+//! column; metadata other engines add (Puffin statistics) survives
 //! Floe's maintenance.
 
 use std::collections::{BTreeMap, HashMap};
@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use floe::Error;
 use floe::pipeline::commit::{Committer, MessageResult};
 use floe::pipeline::compact::{CompactOptions, compact};
 use floe::pipeline::ingest::{IngestOptions, compact_and_commit, ingest};
@@ -265,8 +264,13 @@ pub(crate) async fn row_lineage(h: &Harness, table: &floe::TableIdent) -> BTreeM
     out
 }
 
+/// Another engine upgrades the table and adds a column with `initial-default` and
+/// `write-default` "web": a batch written before (its files lack the column) commits and reads
+/// it as "web"; new rows without the column are written with "web"; compaction writes "web" into
+/// the files that lacked it. Every row reads "web", none null.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_v3_column_default_is_refused_by_every_role_and_nothing_is_quarantined() {
+async fn a_v3_column_default_fills_every_row_written_without_the_column() {
+    use arrow_array::{Array, StringArray};
     let h = Harness::new();
     let cfg = events_table("ev.v3default");
     let first = h.events("first", 2, 100, 45, 0.0).await;
@@ -277,7 +281,6 @@ async fn a_v3_column_default_is_refused_by_every_role_and_nothing_is_quarantined
     write(&h.engine, &h.ports, &v2, later[..1].to_vec()).await.unwrap();
     let queued = h.ports.commit_queue.receive(10, Duration::from_secs(60)).await.unwrap();
 
-    // Another engine upgrades the table and adds a column with a default value.
     let current = state(&h, &cfg.table).await.metadata.current_schema().clone();
     let mut fields: Vec<NestedFieldRef> = current.as_struct().fields().to_vec();
     let id = current.highest_field_id() + 1;
@@ -287,29 +290,40 @@ async fn a_v3_column_default_is_refused_by_every_role_and_nothing_is_quarantined
             .with_write_default(Literal::string("web")),
     ));
     let schema = Schema::builder().with_fields(fields).build().unwrap();
-    let upgraded = commit_foreign(&h, &cfg.table, |b| {
+    commit_foreign(&h, &cfg.table, |b| {
         b.upgrade_format_version(FormatVersion::V3).unwrap().add_current_schema(schema).unwrap()
     })
     .await;
-    let refused =
-        |e: &Error| matches!(e, Error::UnsupportedTableFeature { feature, .. } if feature.contains("`channel`"));
 
-    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
-    let out = committer.commit(&queued).await;
-    match &out.results[..] {
-        [(_, MessageResult::Retry { reason })] => assert!(reason.contains("default value"), "{reason}"),
-        other => panic!("the batch must wait for redelivery: {other:?}"),
-    }
-    let err = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, later[1..].to_vec(), &opts).await.unwrap_err();
-    assert!(refused(&err), "{err}");
-    assert!(err.to_string().contains("nothing quarantined"), "{err}");
-    let err = WriterTable::from_metadata(&cfg.table, &state(&h, &cfg.table).await.metadata).unwrap_err();
-    assert!(refused(&err), "{err}");
-    let sweep = sweep_orphans(h.ports.store.as_ref(), &state(&h, &cfg.table).await, now_ms() + 1000, false).await;
-    assert!(refused(&sweep.unwrap_err()));
-    assert_eq!(state(&h, &cfg.table).await.pointer, upgraded, "the table is exactly as the other engine left it");
+    let out = Committer::new(h.engine.clone(), h.ports.clone()).commit(&queued).await;
+    assert!(matches!(&out.results[..], [(_, MessageResult::Committed { .. })]), "{:?}", out.results);
+    ingest(&h.engine, &h.ports, &cfg, &h.warehouse, later[1..].to_vec(), &opts).await.unwrap();
+    let channels = |c: &TableContents| -> (usize, usize) {
+        let (mut web, mut without) = (0, 0);
+        for (_, _, b) in &c.files {
+            match b.column_by_name("channel") {
+                Some(col) => {
+                    let col = col.as_any().downcast_ref::<StringArray>().unwrap();
+                    assert_eq!(col.null_count(), 0);
+                    web += (0..col.len()).filter(|i| col.value(*i) == "web").count();
+                }
+                None => without += b.num_rows(),
+            }
+        }
+        (web, without)
+    };
+    let c = contents(&h.ports, &cfg.table).await;
+    let (web, without) = channels(&c);
+    assert_eq!(web, 100, "the rows written after the column was added hold its write-default");
+    assert_eq!(without, 300, "the files written before lack it (readers fill in its initial-default)");
+
+    let full = CompactOptions { full: true, min_files: 2, ..Default::default() };
+    compact_and_commit(&h.engine, &h.ports, &cfg.table, &full, Duration::from_secs(60)).await.unwrap();
+    let c = contents(&h.ports, &cfg.table).await;
+    assert_eq!(channels(&c), (400, 0), "compaction wrote the initial-default into the rows that lacked it");
+    let all: Vec<_> = first.iter().chain(&later).cloned().collect();
+    assert_eq!(c.event_ids().len(), source_event_ids(&all).len());
     assert!(h.ports.ledger.quarantined().await.unwrap().is_empty(), "nothing quarantined");
-    assert_eq!(contents(&h.ports, &cfg.table).await.event_ids().len(), source_event_ids(&first).len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

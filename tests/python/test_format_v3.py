@@ -248,3 +248,47 @@ def test_a_v3_only_type_another_engine_added_is_refused_by_name(tmp_path, ty):
         p = floe(*args, expect=1)
         assert "column `payload`" in p.stderr and ty in p.stderr and "format v3" in p.stderr, p.stderr
     assert current_metadata(wh)[0] == f"file://{new}", "the table is unchanged"
+
+
+def test_a_producers_avro_default_fills_older_rows_of_a_v3_table(tmp_path):
+    """A producer adds `channel` (a string, Avro default "web") to a v3 table: the column takes
+    "web" as its initial-default and write-default, so PyIceberg reads the rows written before
+    as "web"; an older producer's rows are written with "web"; after a full compaction every
+    file holds the values itself."""
+    import pyarrow.parquet as pq
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    floe("gen", "--out", src, "--files", 3, "--events-per-file", 80, "--seed", 34, "--dup-rate", 0)
+    parts = sorted(src.glob("part-*.avro"))
+    rounds = [tmp_path / f"r{i}" for i in range(3)]
+    for d, f in zip(rounds, parts):
+        d.mkdir()
+        shutil.copy(f, d / f.name)
+    floe("ingest", rounds[0], "--warehouse", wh, *TABLE)
+    upgrade_to_v3(wh, {})
+    floe("ingest", rounds[1], "--warehouse", wh, *TABLE)
+    evolved = tmp_path / "evolved"
+    evolved.mkdir()
+    with open(parts[0], "rb") as f:
+        r = fastavro.reader(f)
+        schema = dict(r.writer_schema)
+        records = [dict(x, channel="app", event_id=str(uuid.uuid4())) for x in r]
+    schema["fields"] = [*schema["fields"], {"name": "channel", "type": "string", "default": "web"}]
+    with open(evolved / "part-evolved.avro", "wb") as f:
+        fastavro.writer(f, fastavro.parse_schema(schema), records)
+    floe("ingest", evolved, "--warehouse", wh, *TABLE)
+    _, meta = current_metadata(wh)
+    current = next(s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"])
+    channel = next(f for f in current["fields"] if f["name"] == "channel")
+    assert channel.get("initial-default") == "web" and channel.get("write-default") == "web", channel
+    floe("ingest", rounds[2], "--warehouse", wh, *TABLE)  # an older producer: no channel
+
+    def read():
+        t = catalog(wh).load_table("web.events").scan(selected_fields=("event_id", "channel")).to_arrow()
+        return sorted(t.column("channel").to_pylist(), key=str)
+    want = sorted(["app"] * len(records) + ["web"] * 240)
+    assert read() == want, "older rows read the initial-default, new ones without the field its write-default"
+    floe("compact", "--warehouse", wh, "--table", "web.events", "--full")
+    assert read() == want
+    for task in catalog(wh).load_table("web.events").scan().plan_files():
+        col = pq.read_table(path(task.file.file_path)).column("channel")
+        assert col.null_count == 0, "every compacted file holds the values itself"

@@ -7,9 +7,11 @@
 //! written with an earlier schema), re-labels nested arrays without copying their buffers, casts
 //! leaves where the physical type differs (exactly: a value the cast cannot carry is an error,
 //! never a null; which types may meet at all is decided before, by `convert::compat` and
-//! `convert::evolve`), fills optional columns the source lacks with nulls, and refuses (naming
-//! the field) a source that lacks a required column, has a column the table does not, or
-//! carries nulls in a required one. It owns no schema evolution policy.
+//! `convert::evolve`), fills columns the source lacks with their default (format v3: the
+//! caller says which, a writer's `write-default` or a reader's `initial-default`) or else, if
+//! optional, with nulls, and refuses (naming the field) a source that lacks a required column
+//! without a default, has a column the table does not, or carries nulls in a required one. It
+//! owns no schema evolution policy.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -137,10 +139,24 @@ pub(crate) fn conform_batch(batch: &RecordBatch, target: &SchemaRef) -> Result<R
     conform_batch_with(batch, target, Match::Name(&HashMap::new()))
 }
 
+/// Column defaults by field id: what a column the source lacks is filled with.
+pub(crate) type Defaults = HashMap<i32, iceberg::spec::PrimitiveLiteral>;
+
 /// Reshapes `batch` into the table schema `target`, matching columns as `how` says.
 pub(crate) fn conform_batch_with(batch: &RecordBatch, target: &SchemaRef, how: Match<'_>) -> Result<RecordBatch> {
+    conform_batch_filling(batch, target, how, &Defaults::new())
+}
+
+/// [`conform_batch_with`], a column the source lacks filled with its value in `defaults` if it
+/// has one there.
+pub(crate) fn conform_batch_filling(
+    batch: &RecordBatch,
+    target: &SchemaRef,
+    how: Match<'_>,
+    defaults: &Defaults,
+) -> Result<RecordBatch> {
     let source = StructArray::from(batch.clone());
-    let columns = conform_children(&source, target.fields(), "", how)?;
+    let columns = conform_children(&source, target.fields(), "", How { how, defaults })?;
     let opts = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
     Ok(RecordBatch::try_new_with_options(target.clone(), columns, &opts)?)
 }
@@ -167,7 +183,15 @@ pub(crate) fn position(names: &Fields, t: &Field, path: &str, how: Match<'_>) ->
     }
 }
 
-fn conform_children(source: &StructArray, targets: &Fields, path: &str, how: Match<'_>) -> Result<Vec<ArrayRef>> {
+/// How columns are matched, and what a missing one is filled with.
+#[derive(Clone, Copy)]
+struct How<'a> {
+    how: Match<'a>,
+    defaults: &'a Defaults,
+}
+
+fn conform_children(source: &StructArray, targets: &Fields, path: &str, fill: How<'_>) -> Result<Vec<ArrayRef>> {
+    let how = fill.how;
     let names = match source.data_type() {
         DataType::Struct(f) => f.clone(),
         _ => unreachable!("StructArray has a struct type"),
@@ -184,8 +208,15 @@ fn conform_children(source: &StructArray, targets: &Fields, path: &str, how: Mat
         .zip(found)
         .map(|(t, at)| {
             let fpath = join(path, t.name());
+            let default = field_id(t).and_then(|id| fill.defaults.get(&id));
             match at {
-                Some(i) => conform_array(source.column(i), t, &fpath, how),
+                Some(i) => conform_array(source.column(i), t, &fpath, fill),
+                None if default.is_some() => {
+                    let value = default.expect("some");
+                    repeated(t.data_type(), value, source.len()).ok_or_else(|| {
+                        Error::schema(fpath, format!("its default {value:?} does not fit the column's type"))
+                    })
+                }
                 None if t.is_nullable() => Ok(new_null_array(t.data_type(), source.len())),
                 None => Err(Error::schema(fpath, "the table requires this field but the file does not have it")),
             }
@@ -193,7 +224,7 @@ fn conform_children(source: &StructArray, targets: &Fields, path: &str, how: Mat
         .collect()
 }
 
-fn conform_array(array: &ArrayRef, target: &FieldRef, path: &str, how: Match<'_>) -> Result<ArrayRef> {
+fn conform_array(array: &ArrayRef, target: &FieldRef, path: &str, how: How<'_>) -> Result<ArrayRef> {
     if !target.is_nullable() && array.logical_null_count() > 0 {
         return Err(Error::schema(path, "the table requires a value but the file has nulls"));
     }

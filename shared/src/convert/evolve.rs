@@ -93,6 +93,10 @@ pub(crate) struct FieldExtras {
     pub aliases: Vec<String>,
     /// Whether the Avro field declares a `default`.
     pub has_default: bool,
+    /// That default as an Iceberg value, for the types whose default is carried exactly (see
+    /// `convert::schema`): what a column added for the field takes as its `initial-default` and
+    /// `write-default` in a table with column defaults (format v3).
+    pub default: Option<iceberg::spec::Literal>,
 }
 
 /// What the table allows to change, besides its schema.
@@ -105,6 +109,9 @@ pub struct Constraints {
     pub partition_names: HashSet<String>,
     /// The table's earlier schemas (for columns a producer still calls by an old name).
     pub history: Vec<SchemaRef>,
+    /// Whether a new column takes its Avro field's default as its `initial-default` and
+    /// `write-default` (format v3 tables): rows written before it then read that value.
+    pub defaults: bool,
 }
 
 /// The schema a file needs.
@@ -241,7 +248,18 @@ impl Evolver<'_> {
         debug_assert!(table.fields().iter().all(|t| t.name != f.name));
         let id = self.fresh();
         let ty = self.reassign(&f.field_type);
-        let field = Arc::new(NestedField { id, required: false, field_type: Box::new(ty), ..f.clone() });
+        let default = match self.constraints.defaults {
+            true => self.extras.get(&f.id).and_then(|x| x.default.clone()),
+            false => None,
+        };
+        let field = Arc::new(NestedField {
+            id,
+            required: false,
+            field_type: Box::new(ty),
+            initial_default: default.clone(),
+            write_default: default,
+            ..f.clone()
+        });
         self.changes.push(SchemaChange::AddColumn { parent, field: field.clone() });
         Ok(field)
     }

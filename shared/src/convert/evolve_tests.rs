@@ -177,7 +177,7 @@ fn what_cannot_evolve_is_refused_naming_the_field() {
     }
     // A new required field with an Avro default is a new optional column.
     let file = schema(vec![req(1, "id", prim(P::Long)), req(2, "name", prim(P::String)), req(3, "new", prim(P::Int))]);
-    let extras = HashMap::from([(3, FieldExtras { aliases: vec![], has_default: true })]);
+    let extras = HashMap::from([(3, FieldExtras { aliases: vec![], has_default: true, default: None })]);
     let e = evolve(&table, 2, &file, &extras, &Constraints::default()).unwrap();
     assert_eq!(e.changes, vec![SchemaChange::AddColumn { parent: None, field: opt(3, "new", prim(P::Int)) }]);
 }
@@ -185,12 +185,17 @@ fn what_cannot_evolve_is_refused_naming_the_field() {
 #[test]
 fn key_columns_are_not_promoted_or_renamed_and_partition_names_stay_free() {
     let table = schema(vec![req(1, "id", prim(P::Int)), opt(2, "day", prim(P::Date))]);
-    let c = Constraints { key_columns: [1].into(), partition_names: ["id_bucket".to_string()].into(), history: vec![] };
+    let c = Constraints {
+        key_columns: [1].into(),
+        partition_names: ["id_bucket".to_string()].into(),
+        history: vec![],
+        defaults: false,
+    };
     let file = schema(vec![req(1, "id", prim(P::Long)), opt(2, "day", prim(P::Date))]);
     let e = evolve(&table, 2, &file, &no_extras(), &c).unwrap_err().to_string();
     assert!(e.contains("`id`") && e.contains("key column"), "{e}");
     let file = schema(vec![req(1, "key", prim(P::Int)), opt(2, "day", prim(P::Date))]);
-    let extras = HashMap::from([(1, FieldExtras { aliases: vec!["id".into()], has_default: false })]);
+    let extras = HashMap::from([(1, FieldExtras { aliases: vec!["id".into()], has_default: false, default: None })]);
     let e = evolve(&table, 2, &file, &extras, &c).unwrap_err().to_string();
     assert!(e.contains("renaming `id`, a key column"), "{e}");
     let file = schema(vec![req(1, "id", prim(P::Int)), opt(3, "id_bucket", prim(P::Int))]);
@@ -205,7 +210,7 @@ fn key_columns_are_not_promoted_or_renamed_and_partition_names_stay_free() {
 fn aliases_rename_and_old_names_still_find_their_column() {
     let v1 = schema(vec![req(1, "id", prim(P::Long)), opt(2, "amt", prim(P::Double))]);
     let file = schema(vec![req(1, "id", prim(P::Long)), opt(2, "amount", prim(P::Double))]);
-    let extras = HashMap::from([(2, FieldExtras { aliases: vec!["amt".into()], has_default: false })]);
+    let extras = HashMap::from([(2, FieldExtras { aliases: vec!["amt".into()], has_default: false, default: None })]);
     let e = evolve(&v1, 2, &file, &extras, &Constraints::default()).unwrap();
     assert_eq!(e.changes, vec![SchemaChange::Rename { id: 2, from: "amt".into(), to: "amount".into() }]);
     assert_eq!(e.schema.field_by_id(2).unwrap().name, "amount");
@@ -284,15 +289,16 @@ fn a_struct_holding_a_key_column_is_not_renamed_and_no_name_takes_a_partition_fi
         key_columns: [3].into(),
         partition_names: ["id_bucket".to_string(), "user.name".to_string()].into(),
         history: vec![],
+        defaults: false,
     };
     // `account` with alias `user`: renaming the struct would lose the dedup key `user.k`.
     let file = schema(vec![req(1, "id", prim(P::Long)), opt(2, "account", inner("k"))]);
-    let extras = HashMap::from([(2, FieldExtras { aliases: vec!["user".into()], has_default: false })]);
+    let extras = HashMap::from([(2, FieldExtras { aliases: vec!["user".into()], has_default: false, default: None })]);
     let e = evolve(&table, 3, &file, &extras, &c).unwrap_err().to_string();
     assert!(e.contains("struct holding one"), "{e}");
     // A rename onto a partition field's name, and a nested new field whose full name is one.
     let file = schema(vec![req(1, "id_bucket", prim(P::Long)), opt(2, "user", inner("k"))]);
-    let extras = HashMap::from([(1, FieldExtras { aliases: vec!["id".into()], has_default: false })]);
+    let extras = HashMap::from([(1, FieldExtras { aliases: vec!["id".into()], has_default: false, default: None })]);
     let c2 = Constraints { key_columns: Default::default(), ..c.clone() };
     let e = evolve(&table, 3, &file, &extras, &c2).unwrap_err().to_string();
     assert!(e.contains("partition field"), "{e}");

@@ -197,7 +197,8 @@ impl Mapper {
             let (ty, optional) = self.field_type(&f.schema, &fpath)?;
             let aliases = f.aliases.clone().unwrap_or_default();
             if !aliases.is_empty() || f.default.is_some() {
-                self.extras.insert(id, FieldExtras { aliases, has_default: f.default.is_some() });
+                let default = f.default.as_ref().and_then(|v| default_literal(&f.schema, v));
+                self.extras.insert(id, FieldExtras { aliases, has_default: f.default.is_some(), default });
             }
             let mut nf = NestedField::new(id, &f.name, ty, !optional);
             if let Some(doc) = &f.doc {
@@ -310,6 +311,26 @@ fn join(path: &str, name: &str) -> String {
 
 fn display_path(path: &str) -> String {
     if path.is_empty() { "<root>".into() } else { path.to_string() }
+}
+
+/// The Iceberg value of an Avro field's `default`, for the types whose default JSON maps onto
+/// one value exactly: boolean, int, long, float, double, string and enum (as its symbol); a
+/// union's default is its first branch's. `None` for a null default and for every other type
+/// (logical types, bytes, fixed, records, arrays, maps), whose columns are added without one.
+fn default_literal(schema: &apache_avro::Schema, value: &serde_json::Value) -> Option<iceberg::spec::Literal> {
+    use apache_avro::Schema as S;
+    use iceberg::spec::Literal;
+    use serde_json::Value;
+    match (schema, value) {
+        (S::Union(u), v) => default_literal(u.variants().first()?, v),
+        (S::Boolean, Value::Bool(b)) => Some(Literal::bool(*b)),
+        (S::Int, Value::Number(n)) => Some(Literal::int(i32::try_from(n.as_i64()?).ok()?)),
+        (S::Long, Value::Number(n)) => Some(Literal::long(n.as_i64()?)),
+        (S::Float, Value::Number(n)) => Some(Literal::float(n.as_f64()? as f32)),
+        (S::Double, Value::Number(n)) => Some(Literal::double(n.as_f64()?)),
+        (S::String | S::Enum(_), Value::String(s)) => Some(Literal::string(s)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -237,3 +237,27 @@ fn a_named_decimal_fixed_referenced_again_is_the_same_decimal() {
         assert_eq!(*s.field_by_name(name).unwrap().field_type, want, "{name}");
     }
 }
+
+#[test]
+fn avro_defaults_are_carried_only_where_their_json_maps_onto_one_value() {
+    use iceberg::spec::Literal;
+    let parse = |s: &str| apache_avro::Schema::parse_str(s).unwrap();
+    let v = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
+    assert_eq!(default_literal(&parse(r#""string""#), &v(r#""web""#)), Some(Literal::string("web")));
+    assert_eq!(default_literal(&parse(r#""int""#), &v("7")), Some(Literal::int(7)));
+    assert_eq!(default_literal(&parse(r#""int""#), &v("4294967296")), None, "out of range");
+    assert_eq!(default_literal(&parse(r#""long""#), &v("-3")), Some(Literal::long(-3)));
+    assert_eq!(default_literal(&parse(r#""boolean""#), &v("true")), Some(Literal::bool(true)));
+    assert_eq!(
+        default_literal(&parse(r#"["long", "null"]"#), &v("5")),
+        Some(Literal::long(5)),
+        "a union's first branch"
+    );
+    assert_eq!(default_literal(&parse(r#"["null", "long"]"#), &v("null")), None);
+    let enumeration = parse(r#"{"type": "enum", "name": "C", "symbols": ["web", "app"]}"#);
+    assert_eq!(default_literal(&enumeration, &v(r#""app""#)), Some(Literal::string("app")));
+    // A logical type's default is not carried (its JSON is not the Iceberg value).
+    let day = parse(r#"{"type": "int", "logicalType": "date"}"#);
+    assert_eq!(default_literal(&day, &v("19000")), None);
+    assert_eq!(default_literal(&parse(r#""bytes""#), &v(r#""\u00ff""#)), None);
+}

@@ -114,9 +114,11 @@ fn read_object_inner(
         parquet::arrow_schema(&evolution.schema).map_err(schema_rejection)?
     };
     let how = conform::Match::Name(&evolution.names);
+    // A column the producer does not give takes its write-default (format v3), if it has one.
+    let (_, write_defaults) = crate::table::lineage::defaults(&evolution.schema);
     let mut batches: Vec<RecordBatch> = batches
         .iter()
-        .map(|b| conform::conform_batch_with(b, &target, how).map_err(schema_rejection))
+        .map(|b| conform::conform_batch_filling(b, &target, how, &write_defaults).map_err(schema_rejection))
         .collect::<Result<_, _>>()?;
     if let Some(route) = route {
         // Routing by value: this table takes only its rows of the object.
@@ -397,7 +399,7 @@ async fn encode_and_upload(
             if b.schema() == table.arrow_schema {
                 Ok(b)
             } else {
-                conform::conform_batch_with(&b, &table.arrow_schema, conform::Match::Id)
+                conform::conform_batch_filling(&b, &table.arrow_schema, conform::Match::Id, &table.defaults.1)
             }
         })
         .collect::<Result<_>>()?;

@@ -31,8 +31,8 @@ pub(crate) fn tracks_rows(meta: &TableMetadata) -> bool {
 }
 
 /// Refuses an append to a v3 table Floe cannot write exactly: an encrypted one (Floe writes
-/// plaintext), or one with a column default (it would have to be written where the input lacks
-/// the column, or is what readers fill in for files without it).
+/// plaintext), or one with a column default that is not a single value (a struct's, list's or
+/// map's: Floe fills in single values only).
 pub(crate) fn ensure_appendable(table: &str, meta: &TableMetadata) -> Result<()> {
     let encrypted = meta.encryption_keys_iter().len() > 0
         || meta.properties().contains_key("encryption.key-id")
@@ -46,15 +46,39 @@ pub(crate) fn ensure_appendable(table: &str, meta: &TableMetadata) -> Result<()>
     let schema = meta.current_schema();
     for id in 0..=schema.highest_field_id() {
         let Some(field) = schema.field_by_id(id) else { continue };
-        if field.initial_default.is_some() || field.write_default.is_some() {
+        let single = |d: &Option<iceberg::spec::Literal>| {
+            d.as_ref().is_none_or(|l| matches!(l, iceberg::spec::Literal::Primitive(_)))
+        };
+        if !single(&field.initial_default) || !single(&field.write_default) {
             let column = schema.name_by_field_id(id).unwrap_or(&field.name).to_string();
             return Err(Error::UnsupportedTableFeature {
                 table: table.to_string(),
-                feature: format!("a default value on column `{column}` (Floe does not write column defaults yet)"),
+                feature: format!(
+                    "a default value on column `{column}` that is a struct, list or map (Floe fills in single values only)"
+                ),
             });
         }
     }
     Ok(())
+}
+
+/// A schema's column defaults (format v3): each column's `initial-default` (what a reader fills
+/// in for a data file without the column) and `write-default` (what a writer writes when the
+/// producer gives no value), single values only ([`ensure_appendable`] refuses others).
+pub(crate) fn defaults(
+    schema: &iceberg::spec::Schema,
+) -> (crate::convert::conform::Defaults, crate::convert::conform::Defaults) {
+    let (mut initial, mut write) = (crate::convert::conform::Defaults::new(), crate::convert::conform::Defaults::new());
+    for id in 0..=schema.highest_field_id() {
+        let Some(field) = schema.field_by_id(id) else { continue };
+        if let Some(iceberg::spec::Literal::Primitive(p)) = &field.initial_default {
+            initial.insert(id, p.clone());
+        }
+        if let Some(iceberg::spec::Literal::Primitive(p)) = &field.write_default {
+            write.insert(id, p.clone());
+        }
+    }
+    (initial, write)
 }
 
 /// The field id of the `_row_id` column (reserved by the spec).

@@ -140,6 +140,9 @@ pub struct WriterTable {
     /// Whether the table tracks row lineage (format v3): a rewrite of its rows carries each
     /// row's `_row_id` and `_last_updated_sequence_number` ([`WriterTable::for_rewrite`]).
     pub tracks_rows: bool,
+    /// The current schema's column defaults (format v3): `initial-default`s, which fill a data
+    /// file's missing column when it is read, and `write-default`s, which fill an input's.
+    pub(crate) defaults: Arc<(crate::convert::conform::Defaults, crate::convert::conform::Defaults)>,
 }
 
 impl WriterTable {
@@ -186,6 +189,7 @@ impl WriterTable {
             partition_names: m.partition_specs_iter().flat_map(|s| s.fields().iter().map(|f| f.name.clone())).collect(),
             name_mapping: Arc::new(NameMap::of(props)),
             tracks_rows: super::lineage::tracks_rows(m),
+            defaults: Arc::new(super::lineage::defaults(m.current_schema())),
             history: {
                 let mut h: Vec<SchemaRef> =
                     m.schemas_iter().filter(|s| s.schema_id() != m.current_schema_id()).cloned().collect();
@@ -232,7 +236,12 @@ impl WriterTable {
         let mut key_columns: HashSet<i32> = self.spec.fields().iter().map(|f| f.source_id).collect();
         key_columns.extend(self.sort_order.fields.iter().map(|f| f.source_id));
         key_columns.extend(self.dedup_key.iter().filter_map(|c| self.schema.field_by_name(c).map(|f| f.id)));
-        Constraints { key_columns, partition_names: self.partition_names.clone(), history: self.history.clone() }
+        Constraints {
+            key_columns,
+            partition_names: self.partition_names.clone(),
+            history: self.history.clone(),
+            defaults: self.tracks_rows,
+        }
     }
 
     /// This view with its schema evolved (see `convert::evolve`). The schema before joins the
@@ -244,6 +253,7 @@ impl WriterTable {
         Ok(WriterTable {
             schema: Arc::new(evolution.schema.clone()),
             arrow_schema: arrow_schema(&evolution.schema)?,
+            defaults: Arc::new(super::lineage::defaults(&evolution.schema)),
             last_column_id: evolution.last_column_id,
             history,
             ..self.clone()

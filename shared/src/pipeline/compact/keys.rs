@@ -250,7 +250,7 @@ impl KeyIndex {
         let (mut n, mut at) = (0, 0u64);
         while let Some(b) = stream.try_next().await.map_err(port_error)? {
             let b = if fill.is_empty() { b } else { super::with_constants(b, &fill, path)? };
-            let b = conform::conform_batch_with(&b, &expected, how)
+            let b = conform::conform_batch_filling(&b, &expected, how, &self.table.defaults.0)
                 .map_err(|e| Error::data_from(format!("data file {path} does not fit the table's schema"), e))?;
             let rows = b.num_rows() as u64;
             let (b, _) = deletes.apply(path, at, b)?;

@@ -605,7 +605,8 @@ fn read_file(
     let (mut at, mut deleted) = (0u64, 0u64);
     for b in reader {
         let b = if fill.is_empty() { b? } else { with_constants(b?, &fill, path)? };
-        let b = conform::conform_batch_with(&b, expected, how)
+        // A column the file lacks reads as its initial-default (format v3), else null.
+        let b = conform::conform_batch_filling(&b, expected, how, &table.defaults.0)
             .map_err(|e| Error::data_from(format!("data file {path} does not fit the table's schema"), e))?;
         let rows = b.num_rows() as u64;
         let b = match table.tracks_rows {
