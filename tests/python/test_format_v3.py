@@ -292,3 +292,27 @@ def test_a_producers_avro_default_fills_older_rows_of_a_v3_table(tmp_path):
     for task in catalog(wh).load_table("web.events").scan().plan_files():
         col = pq.read_table(path(task.file.file_path)).column("channel")
         assert col.null_count == 0, "every compacted file holds the values itself"
+
+
+def test_a_default_floe_cannot_read_is_refused_by_name(tmp_path):
+    """A nanosecond timestamp column's default, which the iceberg crate cannot parse (it drops
+    it): Floe would write nulls where the default belongs, so every role refuses the table."""
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    floe("gen", "--out", src, "--files", 1, "--events-per-file", 50, "--seed", 35)
+    floe("ingest", src, "--warehouse", wh, *TABLE)
+    upgrade_to_v3(wh, {})
+    old, meta = current_metadata(wh)
+    schema = json.loads(json.dumps(next(s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"])))
+    schema["schema-id"] = max(s["schema-id"] for s in meta["schemas"]) + 1
+    meta["last-column-id"] += 1
+    schema["fields"].append({"id": meta["last-column-id"], "name": "seen", "required": False, "type": "timestamp_ns",
+                             "initial-default": "2026-01-01T00:00:00.000000001",
+                             "write-default": "2026-01-01T00:00:00.000000001"})
+    meta["schemas"].append(schema)
+    meta["current-schema-id"] = schema["schema-id"]
+    new = str(Path(path(old)).parent / f"09998-{uuid.uuid4()}.metadata.json")
+    Path(new).write_text(json.dumps(meta))
+    with sqlite3.connect(wh / "catalog.db") as db:
+        db.execute("UPDATE iceberg_tables SET metadata_location = ? WHERE table_name = 'events'", (f"file://{new}",))
+    p = floe("ingest", src, "--warehouse", wh, *TABLE, expect=1)
+    assert "default value on column `seen`" in p.stderr, p.stderr

@@ -307,7 +307,7 @@ impl Evolver<'_> {
             self.changes.push(SchemaChange::MakeOptional { id: t.id });
             required = false;
         }
-        Ok(NestedField { required, field_type: Box::new(ty), ..t.clone() })
+        Ok(with_type(t, ty, required))
     }
 
     fn merge_type(&mut self, f: &Type, t: &Type, id: i32, path: &str) -> Result<Type> {
@@ -382,9 +382,13 @@ fn replay(root: &mut StructType, last: &mut i32, c: &SchemaChange) -> Result<boo
     match c {
         SchemaChange::AddColumn { parent, field } => {
             if let Some(have) = find(root, field.id) {
+                // Rivals that added it with other defaults wrote other values where the producer gave
+                // none: not the same column.
                 let same = have.name == field.name
                     && *have.field_type == *field.field_type
-                    && parent_of(root, field.id) == *parent;
+                    && parent_of(root, field.id) == *parent
+                    && have.initial_default == field.initial_default
+                    && have.write_default == field.write_default;
                 return if same {
                     Ok(false)
                 } else {
@@ -430,7 +434,7 @@ fn replay(root: &mut StructType, last: &mut i32, c: &SchemaChange) -> Result<boo
                 return Err(format!("column `{}` is {from} now and cannot be promoted to {to}", have.name));
             }
             let to = Type::Primitive(to.clone());
-            *root = update(root, *id, &|f| NestedField { field_type: Box::new(to.clone()), ..f.clone() });
+            *root = update(root, *id, &|f| with_type(f, to.clone(), f.required));
             Ok(true)
         }
         SchemaChange::MakeOptional { id } => {
@@ -515,6 +519,24 @@ fn find_in(t: &Type, id: i32) -> Option<&NestedField> {
 
 fn field_or_inner(f: &NestedFieldRef, id: i32) -> Option<&NestedField> {
     if f.id == id { Some(f.as_ref()) } else { find_in(&f.field_type, id) }
+}
+
+/// `f` with type `ty` (a promotion of its own) and optionality `required`; its defaults (format
+/// v3) widened with it, as Iceberg Java casts a default to a field's new type.
+fn with_type(f: &NestedField, ty: Type, required: bool) -> NestedField {
+    use iceberg::spec::{Literal, PrimitiveLiteral as L, PrimitiveType as P};
+    let widen = |d: &Option<Literal>| match (d, &ty) {
+        (Some(Literal::Primitive(L::Int(v))), Type::Primitive(P::Long)) => Some(Literal::long(i64::from(*v))),
+        (Some(Literal::Primitive(L::Float(v))), Type::Primitive(P::Double)) => Some(Literal::double(f64::from(v.0))),
+        _ => d.clone(),
+    };
+    NestedField {
+        required,
+        initial_default: widen(&f.initial_default),
+        write_default: widen(&f.write_default),
+        field_type: Box::new(ty),
+        ..f.clone()
+    }
 }
 
 /// The id of the field whose struct type holds `id` (`None` at the top level or if absent).

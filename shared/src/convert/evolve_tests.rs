@@ -307,3 +307,15 @@ fn a_struct_holding_a_key_column_is_not_renamed_and_no_name_takes_a_partition_fi
     let e = evolve(&table, 3, &file, &no_extras(), &c2).unwrap_err().to_string();
     assert!(e.contains("`user.name`") && e.contains("partition field"), "{e}");
 }
+
+#[test]
+fn a_promoted_columns_defaults_are_widened_with_it() {
+    use iceberg::spec::Literal;
+    let f = NestedField::optional(1, "n", Type::Primitive(P::Int))
+        .with_initial_default(Literal::int(7))
+        .with_write_default(Literal::int(7));
+    let wide = with_type(&f, Type::Primitive(P::Long), false);
+    assert_eq!((wide.initial_default, wide.write_default), (Some(Literal::long(7)), Some(Literal::long(7))));
+    let f = NestedField::optional(2, "x", Type::Primitive(P::Float)).with_initial_default(Literal::float(0.5));
+    assert_eq!(with_type(&f, Type::Primitive(P::Double), false).initial_default, Some(Literal::double(0.5)));
+}

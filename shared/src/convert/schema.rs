@@ -326,8 +326,10 @@ fn default_literal(schema: &apache_avro::Schema, value: &serde_json::Value) -> O
         (S::Boolean, Value::Bool(b)) => Some(Literal::bool(*b)),
         (S::Int, Value::Number(n)) => Some(Literal::int(i32::try_from(n.as_i64()?).ok()?)),
         (S::Long, Value::Number(n)) => Some(Literal::long(n.as_i64()?)),
-        (S::Float, Value::Number(n)) => Some(Literal::float(n.as_f64()? as f32)),
-        (S::Double, Value::Number(n)) => Some(Literal::double(n.as_f64()?)),
+        // A value past the type's range is not carried: it would be infinite, which Iceberg's
+        // JSON cannot hold.
+        (S::Float, Value::Number(n)) => Some(n.as_f64()? as f32).filter(|f| f.is_finite()).map(Literal::float),
+        (S::Double, Value::Number(n)) => Some(n.as_f64()?).filter(|f| f.is_finite()).map(Literal::double),
         (S::String | S::Enum(_), Value::String(s)) => Some(Literal::string(s)),
         _ => None,
     }

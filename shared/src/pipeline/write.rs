@@ -115,7 +115,10 @@ fn read_object_inner(
     };
     let how = conform::Match::Name(&evolution.names);
     // A column the producer does not give takes its write-default (format v3), if it has one.
-    let (_, write_defaults) = crate::table::lineage::defaults(&evolution.schema);
+    let write_defaults = match table.tracks_rows {
+        true => crate::table::lineage::defaults(&evolution.schema).1,
+        false => Default::default(),
+    };
     let mut batches: Vec<RecordBatch> = batches
         .iter()
         .map(|b| conform::conform_batch_filling(b, &target, how, &write_defaults).map_err(schema_rejection))

@@ -14,9 +14,10 @@
 //! and `_last_updated_sequence_number` (the columns if the file has them, else what a reader
 //! infers: the file's `first_row_id` plus the row's position, and the file's data sequence
 //! number) and writes both into the new files as the spec's reserved columns
-//! ([`with_lineage_columns`], [`materialize`]), so a row's id never moves. Floe does not write
-//! column defaults or encrypt: [`ensure_appendable`] refuses a table whose schema has an
-//! `initial-default` or `write-default`, or that is encrypted.
+//! ([`with_lineage_columns`], [`materialize`]), so a row's id never moves. Column defaults
+//! (format v3, single values) are what writers and compaction fill in for a missing column
+//! ([`defaults`]); Floe does not encrypt: [`ensure_appendable`] refuses an encrypted table, and
+//! one with a default that is a struct, list or map.
 
 use iceberg::spec::{
     DataFile, DataFileBuilder, FormatVersion, ManifestContentType, ManifestEntry, ManifestFile, ManifestStatus,

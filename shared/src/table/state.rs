@@ -44,7 +44,61 @@ pub async fn load_table(
             None => e.into(),
         }
     })?;
+    // The `iceberg` crate drops a default it cannot read (a nanosecond timestamp's, a float's
+    // "NaN"): Floe would then write nulls where the default belongs.
+    if bytes.windows(9).any(|w| w == b"-default\"") {
+        let v: serde_json::Value = serde_json::from_slice(&bytes)?;
+        if let Some(column) = unread_default(&v, &metadata) {
+            return Err(Error::UnsupportedTableFeature {
+                table: table.to_string(),
+                feature: format!("a default value on column `{column}` that Floe cannot read"),
+            });
+        }
+    }
     Ok(Some(TableState { pointer: p, metadata: Arc::new(metadata) }))
+}
+
+/// The first column of `metadata`'s current schema (by dotted path) that its JSON gives a
+/// default which the parsed `parsed` lacks.
+fn unread_default(metadata: &serde_json::Value, parsed: &TableMetadata) -> Option<String> {
+    use serde_json::Value;
+    fn walk(ty: &Value, path: &str, schema: &iceberg::spec::Schema) -> Option<String> {
+        let o = ty.as_object()?;
+        let children: Vec<(&Value, String)> = match o.get("type").and_then(Value::as_str) {
+            Some("struct") => o.get("fields")?.as_array()?.iter().map(|f| (f, path.to_string())).collect(),
+            Some("list") => vec![(o.get("element")?, format!("{path}.element"))],
+            Some("map") => vec![(o.get("key")?, format!("{path}.key")), (o.get("value")?, format!("{path}.value"))],
+            _ => return None,
+        };
+        for (child, path) in children {
+            // A struct's field: its defaults, then its type.
+            if let (Some(id), Some(name)) =
+                (child.get("id").and_then(Value::as_i64), child.get("name").and_then(Value::as_str))
+            {
+                let path = if path.is_empty() { name.to_string() } else { format!("{path}.{name}") };
+                let field = schema.field_by_id(id as i32);
+                let lost = |key: &str, have: Option<&iceberg::spec::Literal>| {
+                    child.get(key).is_some_and(|d| !d.is_null()) && have.is_none()
+                };
+                if field.is_none_or(|f| {
+                    lost("initial-default", f.initial_default.as_ref())
+                        || lost("write-default", f.write_default.as_ref())
+                }) {
+                    return Some(path);
+                }
+                if let Some(found) = child.get("type").and_then(|t| walk(t, &path, schema)) {
+                    return Some(found);
+                }
+            } else if let Some(found) = walk(child, &path, schema) {
+                return Some(found);
+            }
+        }
+        None
+    }
+    let id = parsed.current_schema().schema_id();
+    let schemas = metadata.get("schemas").and_then(Value::as_array).into_iter().flatten();
+    let current = schemas.into_iter().find(|s| s.get("schema-id").and_then(Value::as_i64) == Some(i64::from(id)))?;
+    walk(current, "", parsed.current_schema())
 }
 
 /// The first column (by dotted path) of a metadata document's schemas whose type Floe cannot
@@ -189,7 +243,10 @@ impl WriterTable {
             partition_names: m.partition_specs_iter().flat_map(|s| s.fields().iter().map(|f| f.name.clone())).collect(),
             name_mapping: Arc::new(NameMap::of(props)),
             tracks_rows: super::lineage::tracks_rows(m),
-            defaults: Arc::new(super::lineage::defaults(m.current_schema())),
+            defaults: Arc::new(match super::lineage::tracks_rows(m) {
+                true => super::lineage::defaults(m.current_schema()),
+                false => Default::default(),
+            }),
             history: {
                 let mut h: Vec<SchemaRef> =
                     m.schemas_iter().filter(|s| s.schema_id() != m.current_schema_id()).cloned().collect();
@@ -253,7 +310,10 @@ impl WriterTable {
         Ok(WriterTable {
             schema: Arc::new(evolution.schema.clone()),
             arrow_schema: arrow_schema(&evolution.schema)?,
-            defaults: Arc::new(super::lineage::defaults(&evolution.schema)),
+            defaults: Arc::new(match self.tracks_rows {
+                true => super::lineage::defaults(&evolution.schema),
+                false => Default::default(),
+            }),
             last_column_id: evolution.last_column_id,
             history,
             ..self.clone()
