@@ -48,6 +48,23 @@ def upgrade_to_v3(wh, properties):
         assert cur.rowcount == 1
 
 
+def add_foreign_column(wh, field):
+    """What another engine's schema change writes: a new current schema with `field` (given its
+    id here) after the others, in a new metadata.json the catalog points at; returns its URI."""
+    old, meta = current_metadata(wh)
+    schema = json.loads(json.dumps(next(s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"])))
+    schema["schema-id"] = max(s["schema-id"] for s in meta["schemas"]) + 1
+    meta["last-column-id"] += 1
+    schema["fields"].append({"id": meta["last-column-id"], **field})
+    meta["schemas"].append(schema)
+    meta["current-schema-id"] = schema["schema-id"]
+    new = str(Path(path(old)).parent / f"09998-{uuid.uuid4()}.metadata.json")
+    Path(new).write_text(json.dumps(meta))
+    with sqlite3.connect(wh / "catalog.db") as db:
+        db.execute("UPDATE iceberg_tables SET metadata_location = ? WHERE table_name = 'events'", (f"file://{new}",))
+    return f"file://{new}"
+
+
 def avro_records(p):
     with open(path(p), "rb") as f:
         return list(fastavro.reader(f))
@@ -232,22 +249,12 @@ def test_a_v3_only_type_another_engine_added_is_refused_by_name(tmp_path, ty):
     floe("gen", "--out", src, "--files", 2, "--events-per-file", 50, "--seed", 33)
     floe("ingest", src, "--warehouse", wh, *TABLE, "--batch-objects", 1)
     upgrade_to_v3(wh, {})
-    old, meta = current_metadata(wh)
-    schema = json.loads(json.dumps(next(s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"])))
-    schema["schema-id"] = max(s["schema-id"] for s in meta["schemas"]) + 1
-    meta["last-column-id"] += 1
-    schema["fields"].append({"id": meta["last-column-id"], "name": "payload", "required": False, "type": ty})
-    meta["schemas"].append(schema)
-    meta["current-schema-id"] = schema["schema-id"]
-    new = str(Path(path(old)).parent / f"09999-{uuid.uuid4()}.metadata.json")
-    Path(new).write_text(json.dumps(meta))
-    with sqlite3.connect(wh / "catalog.db") as db:
-        db.execute("UPDATE iceberg_tables SET metadata_location = ? WHERE table_name = 'events'", (f"file://{new}",))
+    new = add_foreign_column(wh, {"name": "payload", "required": False, "type": ty})
     for args in (["compact", "--warehouse", wh, "--table", "web.events", "--full"],
                  ["ingest", src, "--warehouse", wh, *TABLE]):
         p = floe(*args, expect=1)
         assert "column `payload`" in p.stderr and ty in p.stderr and "format v3" in p.stderr, p.stderr
-    assert current_metadata(wh)[0] == f"file://{new}", "the table is unchanged"
+    assert current_metadata(wh)[0] == new, "the table is unchanged"
 
 
 def test_a_producers_avro_default_fills_older_rows_of_a_v3_table(tmp_path):
@@ -301,18 +308,8 @@ def test_a_default_floe_cannot_read_is_refused_by_name(tmp_path):
     floe("gen", "--out", src, "--files", 1, "--events-per-file", 50, "--seed", 35)
     floe("ingest", src, "--warehouse", wh, *TABLE)
     upgrade_to_v3(wh, {})
-    old, meta = current_metadata(wh)
-    schema = json.loads(json.dumps(next(s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"])))
-    schema["schema-id"] = max(s["schema-id"] for s in meta["schemas"]) + 1
-    meta["last-column-id"] += 1
-    schema["fields"].append({"id": meta["last-column-id"], "name": "seen", "required": False, "type": "timestamp_ns",
-                             "initial-default": "2026-01-01T00:00:00.000000001",
-                             "write-default": "2026-01-01T00:00:00.000000001"})
-    meta["schemas"].append(schema)
-    meta["current-schema-id"] = schema["schema-id"]
-    new = str(Path(path(old)).parent / f"09998-{uuid.uuid4()}.metadata.json")
-    Path(new).write_text(json.dumps(meta))
-    with sqlite3.connect(wh / "catalog.db") as db:
-        db.execute("UPDATE iceberg_tables SET metadata_location = ? WHERE table_name = 'events'", (f"file://{new}",))
+    add_foreign_column(wh, {"name": "seen", "required": False, "type": "timestamp_ns",
+                            "initial-default": "2026-01-01T00:00:00.000000001",
+                            "write-default": "2026-01-01T00:00:00.000000001"})
     p = floe("ingest", src, "--warehouse", wh, *TABLE, expect=1)
     assert "default value on column `seen`" in p.stderr, p.stderr
