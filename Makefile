@@ -14,7 +14,7 @@ WAREHOUSE ?= warehouse
 LAMBDA_PROFILE := CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
 	CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 
-.PHONY: build build-tests run test test-rust test-python venv checkov-venv localstack-venv bench bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-coldstart-lambda bench-model lint fmt clean lambda deploy destroy deploy-local destroy-local
+.PHONY: build build-tests run test test-rust test-python venv checkov-venv localstack-venv bench bench-dedup bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-coldstart-lambda bench-model lint fmt clean lambda deploy destroy deploy-local destroy-local
 
 build:
 	$(CARGO) build --release --workspace
@@ -84,7 +84,12 @@ BENCH_JSON := $(TARGET)/bench/bench.json
 bench: build venv
 	$(VENV)/bin/pip install --quiet matplotlib==3.10.7 pyiceberg-core==0.11.0
 	$(VENV)/bin/python tests/bench/throughput.py --floe $(FLOE) --doc docs/PERFORMANCE.md --json-out $(BENCH_JSON) $(BENCH_ARGS)
-	$(MAKE) --no-print-directory bench-soak bench-soak-moto bench-coldstart-lambda bench-model bench-memory bench-table
+	$(MAKE) --no-print-directory bench-dedup bench-soak bench-soak-moto bench-coldstart-lambda bench-model bench-memory bench-table
+
+# Exact dedup's reads per compaction task as the partition grows (1x, 4x, 16x its compacted
+# files), with time-ordered ids, random ids, and a key that leads with the event time.
+bench-dedup: build venv
+	$(VENV)/bin/python tests/bench/dedup_index.py --floe $(FLOE) --doc docs/PERFORMANCE.md --json-out $(TARGET)/bench/dedup.json $(DEDUP_ARGS)
 
 # Drop->visible latency at steady drop rates, embedded mode (SOAK_ARGS="--rates 8,32 --seconds 20").
 bench-soak: build venv

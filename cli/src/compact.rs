@@ -105,12 +105,14 @@ pub(crate) async fn compact_table(ports: &Ports, table: &TableIdent, s: &Compact
         totals.rewrites,
         totals.rejected
     );
-    if t.reference_files > 0 {
+    if t.reference_files + t.references_skipped > 0 {
         println!(
-            "  dedup keys of {} reference file(s) of {:.1} MB: {:.2} MB read (footers and key columns)",
+            "  dedup keys of {} reference file(s) of {:.1} MB: {:.2} MB read (footers and key column pages); {} \
+             reference(s) skipped by their key bounds",
             t.reference_files,
             t.reference_bytes as f64 / 1e6,
-            t.reference_key_bytes as f64 / 1e6
+            t.reference_key_bytes as f64 / 1e6,
+            t.references_skipped
         );
     }
     if !totals.quarantined.is_empty() {

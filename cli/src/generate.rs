@@ -27,6 +27,14 @@ pub(crate) struct GenArgs {
     /// Fraction of events that exactly repeat an earlier event of the same file.
     #[arg(long, default_value_t = 0.0)]
     dup_rate: f64,
+    /// Event ids that sort by event time (UUIDv7), as producers that stamp ids when the event
+    /// happens make them; default: random (UUIDv4).
+    #[arg(long)]
+    time_ordered_ids: bool,
+    /// Number of the first file: a later run with a higher number continues the series (its
+    /// events later in time), with the same seed.
+    #[arg(long, default_value_t = 0)]
+    first_file: u64,
     /// Distinct tenants (skewed: the first is hot).
     #[arg(long, default_value_t = 20)]
     tenants: usize,
@@ -48,11 +56,12 @@ pub(crate) fn run(a: GenArgs) -> anyhow::Result<ExitCode> {
         tenants: a.tenants.max(1),
         dup_rate: a.dup_rate,
         codec: sample::codec(&a.codec)?,
+        time_ordered_ids: a.time_ordered_ids,
         ..Default::default()
     };
     let (mut bytes, mut events) = (0u64, 0u64);
     let mut first = None;
-    for i in 0..a.files {
+    for i in a.first_file..a.first_file + a.files {
         let (data, n) = sample::events_file(&spec, a.seed, i)?;
         let path = a.out.join(format!("part-{i:05}.avro"));
         std::fs::write(&path, &data).with_context(|| format!("cannot write {}", path.display()))?;

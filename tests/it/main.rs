@@ -13,6 +13,7 @@ mod fan_out;
 mod format;
 mod immutable;
 mod ingest;
+mod key_index;
 mod maintain;
 mod quarantine;
 mod rest;

@@ -572,6 +572,8 @@ pub fn encode(
         parquet::writer_properties(crate::table::terms::parse_compression(&table.compression)?, cfg.row_group_rows),
         plain,
     );
+    let keys = table.dedup_key.iter().filter(|k| !k.contains('.'));
+    let props = parquet::with_page_index(props, keys.map(|k| k.as_str().into()).collect());
     let ptype = table.spec.partition_type(&table.schema)?;
     let sort_order_id = (!table.sort_order.is_unsorted()).then_some(table.sort_order.order_id as i32);
     // Rows are gathered about an eighth of the batch at a time: small files a slab of several

@@ -71,6 +71,10 @@ pub struct EventsSpec {
     pub file_span_us: i64,
     /// Avro block codec.
     pub codec: Codec,
+    /// Event ids that sort by time (UUIDv7: the event time's milliseconds, then random bits),
+    /// as a producer that stamps its ids when the event happens makes them; else random
+    /// (UUIDv4).
+    pub time_ordered_ids: bool,
 }
 
 impl Default for EventsSpec {
@@ -83,6 +87,7 @@ impl Default for EventsSpec {
             start_us: 1_773_529_200_000_000,
             file_span_us: 120_000_000,
             codec: Codec::Snappy,
+            time_ordered_ids: false,
         }
     }
 }
@@ -172,7 +177,7 @@ pub fn events_file(spec: &EventsSpec, seed: u64, index: u64) -> Result<(Vec<u8>,
             None => Value::Union(0, Box::new(Value::Null)),
         };
         let v = Value::Record(vec![
-            ("event_id".into(), Value::Uuid(uuid::Uuid::from_u128(rng.random::<u128>() & !(0xF << 76) | (0x4 << 76)))),
+            ("event_id".into(), Value::Uuid(event_id(rng.random::<u128>(), event_time, spec.time_ordered_ids))),
             ("tenant_id".into(), Value::String(format!("tenant-{tenant:04}"))),
             ("event_type".into(), Value::Enum(t as u32, TYPES[t].into())),
             ("event_time".into(), Value::TimestampMicros(event_time)),
@@ -200,6 +205,19 @@ pub fn events_file(spec: &EventsSpec, seed: u64, index: u64) -> Result<(Vec<u8>,
         }
     }
     Ok((w.into_inner().map_err(avro_err)?, spec.events_per_file))
+}
+
+/// An event id from 128 random bits: a UUIDv7 of `event_time_us` if `time_ordered`, else a
+/// UUIDv4.
+fn event_id(random: u128, event_time_us: i64, time_ordered: bool) -> uuid::Uuid {
+    const VERSION: u128 = 0xF << 76;
+    if !time_ordered {
+        return uuid::Uuid::from_u128(random & !VERSION | (0x4 << 76));
+    }
+    let ms = (event_time_us.div_euclid(1000) as u128) & ((1 << 48) - 1);
+    let variant: u128 = 0b11 << 62;
+    let bits = random & ((1 << 80) - 1) & !VERSION & !variant;
+    uuid::Uuid::from_u128(ms << 80 | bits | (0x7 << 76) | (0b10 << 62))
 }
 
 /// Minimal big-endian two's complement bytes of `v` (the Avro decimal encoding).

@@ -314,6 +314,12 @@ impl Loaded {
         Ok((out, bytes))
     }
 
+    /// Whether rows of `path` are deleted by position (so reading some of its rows needs their
+    /// ordinals).
+    pub(super) fn positional(&self, path: &str) -> bool {
+        self.positions.contains_key(path)
+    }
+
     /// The field ids of the columns that applying the deletes to `path` reads.
     pub(super) fn columns_of(&self, path: &str) -> Vec<i32> {
         let sets = self.equality_of.get(path).into_iter().flatten();
@@ -489,6 +495,7 @@ mod tests {
             partition: Struct::from_iter([Some(Literal::string(part))]),
             manifest: 0,
             first_row_id: None,
+            key_bounds: vec![],
         }
     }
 

@@ -24,15 +24,16 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, TryStreamExt};
 use hashbrown::HashSet;
 use iceberg::spec::PrimitiveLiteral;
-use parquet::arrow::arrow_reader::{ArrowReaderBuilder, ArrowReaderOptions};
+use parquet::arrow::arrow_reader::{ArrowReaderBuilder, ArrowReaderMetadata, ArrowReaderOptions, RowSelection};
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 use tokio::sync::OnceCell;
 use tracing::debug;
 
-use super::Task;
 use super::deletes::Loaded;
+use super::prune::{KeyBounds, Probe};
+use super::{LiveFile, Task};
 use crate::convert::conform;
 use crate::pipeline::cluster::column_by_path;
 use crate::ports::ObjectStore;
@@ -72,8 +73,10 @@ pub(super) struct KeyReads {
     pub files: usize,
     /// Their sizes: what whole reads would have cost.
     pub file_bytes: u64,
-    /// Bytes read: their footers and key column chunks.
+    /// Bytes read: their footers (with the key pages' index) and key column pages.
     pub read: u64,
+    /// References not read: their key bounds hold none of the task's keys.
+    pub skipped: usize,
 }
 
 impl KeyReads {
@@ -81,7 +84,20 @@ impl KeyReads {
         self.files += other.files;
         self.file_bytes += other.file_bytes;
         self.read += other.read;
+        self.skipped += other.skipped;
     }
+}
+
+/// A task's level-0 keys: the set looked for, and the probe of the key index.
+pub(super) struct Mine {
+    keys: KeySet,
+    probe: Probe,
+}
+
+/// What the index knows of a reference before reading it.
+struct Reference {
+    size: u64,
+    bounds: KeyBounds,
 }
 
 /// A run's reference keys: read on a task's demand, kept for the run's other tasks within a
@@ -90,8 +106,8 @@ pub(super) struct KeyIndex {
     table: Arc<WriterTable>,
     store: Arc<dyn ObjectStore>,
     converter: Arc<RowConverter>,
-    /// Sizes of the live files (a ranged read of the footer starts from the end).
-    sizes: HashMap<String, u64>,
+    /// Sizes (a ranged read of the footer starts from the end) and key bounds of the references.
+    refs: HashMap<String, Reference>,
     files: Mutex<HashMap<String, Entry>>,
     /// Bytes of keys kept for other tasks at most, and kept now.
     budget: usize,
@@ -115,12 +131,13 @@ enum Claim {
 }
 
 impl KeyIndex {
-    /// The index for running `tasks` of `table`, whose live files have `sizes`, keeping at most
-    /// `budget` bytes of keys for references that several tasks name.
+    /// The index for running `tasks` of `table`, whose live files are `live` (those not there
+    /// are looked up when read), keeping at most `budget` bytes of keys for references that
+    /// several tasks name.
     pub(super) fn new(
         table: Arc<WriterTable>,
         store: Arc<dyn ObjectStore>,
-        sizes: HashMap<String, u64>,
+        live: &[LiveFile],
         tasks: &[Task],
         budget: usize,
     ) -> Result<Self> {
@@ -136,30 +153,40 @@ impl KeyIndex {
                 e.users += 1;
             }
         }
+        let refs = live
+            .iter()
+            .filter(|f| files.contains_key(&f.path))
+            .map(|f| (f.path.clone(), Reference { size: f.size, bounds: f.key_bounds.clone() }))
+            .collect();
         let kept = Arc::new(AtomicUsize::new(0));
-        Ok(KeyIndex { table, store, converter, sizes, files: Mutex::new(files), budget, kept })
+        Ok(KeyIndex { table, store, converter, refs, files: Mutex::new(files), budget, kept })
     }
 
     /// The keys of `batches`, `task`'s decoded inputs (rows without a key left out); none if
     /// the task has no references or the table no dedup key.
-    pub(super) fn keys_of(&self, task: &Task, batches: &[RecordBatch]) -> Result<KeySet> {
+    pub(super) fn keys_of(&self, task: &Task, batches: &[RecordBatch]) -> Result<Mine> {
         let mut keys = KeySet::new();
         if self.table.dedup_key.is_empty() || task.references.is_empty() {
-            return Ok(keys);
+            return Ok(Mine { keys, probe: Probe::new(&self.table, &[])? });
         }
         for b in batches {
             let (rows, keyless) = key_rows(&self.table, &self.converter, b)?;
             keys.extend((0..b.num_rows()).filter(|i| !keyless(*i)).map(|i| Box::from(rows.row(i).data())));
         }
-        Ok(keys)
+        Ok(Mine { keys, probe: Probe::new(&self.table, batches)? })
     }
 
     /// Which of `mine` (a task's input keys) `task`'s references hold (their rows that `deletes`
     /// delete left out), and what reading them cost this call. Call it once per task.
+    ///
+    /// The key index (compact/prune.rs) rules out first the references whose key bounds hold
+    /// none of `mine`, then, of the others, the pages whose range holds none: those are read
+    /// for this task alone. A reference it cannot narrow is read whole (its key columns) and,
+    /// if other tasks name it, kept for them within the budget.
     pub(super) async fn found(
         &self,
         task: &Task,
-        mine: &KeySet,
+        mine: &Mine,
         deletes: &Loaded,
         identity: &[(i32, PrimitiveLiteral)],
     ) -> Result<(Found, KeyReads)> {
@@ -168,23 +195,68 @@ impl KeyIndex {
         if self.table.dedup_key.is_empty() {
             return Ok((found, cost));
         }
+        let keys = &mine.keys;
         for path in &task.references {
-            match self.checkout(path) {
-                Claim::Shared(cell) => {
-                    let keys = cell
+            let known = self.refs.get(path);
+            let claim = self.checkout(path);
+            if let Some(r) = known
+                && !mine.probe.may_hold(&r.bounds)
+            {
+                cost.skipped += 1;
+                continue;
+            }
+            if let Claim::Shared(cell) = &claim
+                && let Some(kept) = cell.get()
+            {
+                found.keys.extend(kept.keys.iter().filter(|k| keys.contains(&k[..])).cloned());
+                continue;
+            }
+            // Pages are worth pruning when the probe can rule some out and rows are not deleted
+            // by position (their ordinals would need every row). The footer is then read first,
+            // for this task; else it is read with the keys, by whichever task reads them.
+            let pages = mine.probe.active() && !deletes.positional(path);
+            let mut opened = None;
+            let mut selection = None;
+            if pages {
+                let (file, read) = self.open(path, true).await?;
+                cost.add(read);
+                selection = mine.probe.selection(&file.meta, file.how);
+                opened = Some(file);
+            }
+            let rows = opened.as_ref().map_or(0, |f| f.meta.metadata().file_metadata().num_rows().max(0) as usize);
+            let narrow = selection.as_ref().is_some_and(|s| s.row_count() * 2 < rows);
+            match claim {
+                Claim::Shared(cell) if !narrow => {
+                    let kept = cell
                         .get_or_try_init(|| async {
-                            let mut keys = vec![];
-                            cost.add(self.read(path, deletes, identity, |k| keys.push(Box::from(k))).await?);
-                            Ok::<_, Error>(Arc::new(FileKeys::new(keys, self.kept.clone())))
+                            let file = match opened {
+                                Some(f) => f,
+                                None => {
+                                    let (f, read) = self.open(path, false).await?;
+                                    cost.add(read);
+                                    f
+                                }
+                            };
+                            let mut kept = vec![];
+                            cost.add(self.stream(file, None, deletes, identity, |k| kept.push(Box::from(k))).await?);
+                            Ok::<_, Error>(Arc::new(FileKeys::new(kept, self.kept.clone())))
                         })
                         .await?;
-                    found.keys.extend(keys.keys.iter().filter(|k| mine.contains(&k[..])).cloned());
+                    found.keys.extend(kept.keys.iter().filter(|k| keys.contains(&k[..])).cloned());
                 }
-                Claim::Stream => {
-                    let keys = &mut found.keys;
-                    let read = self.read(path, deletes, identity, |k| {
-                        if mine.contains(k) {
-                            keys.insert(Box::from(k));
+                _ => {
+                    let file = match opened {
+                        Some(f) => f,
+                        None => {
+                            let (f, read) = self.open(path, false).await?;
+                            cost.add(read);
+                            f
+                        }
+                    };
+                    let out = &mut found.keys;
+                    let read = self.stream(file, selection, deletes, identity, |k| {
+                        if keys.contains(k) {
+                            out.insert(Box::from(k));
                         }
                     });
                     cost.add(read.await?);
@@ -213,29 +285,51 @@ impl KeyIndex {
         claim
     }
 
-    /// Streams one file's non-null keys of rows `deletes` leave to `each`: its footer and key
-    /// column chunks (and the columns of equality deletes that apply to it), by ranged reads. A
-    /// column the file lacks that an identity partition gives reads as its `identity` value.
-    async fn read(
-        &self,
-        path: &str,
-        deletes: &Loaded,
-        identity: &[(i32, PrimitiveLiteral)],
-        mut each: impl FnMut(&[u8]),
-    ) -> Result<KeyReads> {
-        let size = match self.sizes.get(path) {
-            Some(s) => *s,
+    /// Opens reference `path`: its footer (with its page index if `pages`), by a ranged read of
+    /// its tail; what that cost.
+    async fn open(&self, path: &str, pages: bool) -> Result<(Opened<'_>, KeyReads)> {
+        let size = match self.refs.get(path) {
+            Some(r) => r.size,
             None => self.store.head(path).await?.size,
         };
         let fetched = Arc::new(AtomicU64::new(0));
-        let reader = Ranged {
+        let mut reader = Ranged {
             store: self.store.clone(),
             uri: path.to_string(),
             size,
             fetched: fetched.clone(),
             tail: Mutex::default(),
         };
-        let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(port_error)?;
+        let policy = if pages { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
+        let options = ArrowReaderOptions::new().with_page_index_policy(policy);
+        let meta = ArrowReaderMetadata::load_async(&mut reader, options).await.map_err(port_error)?;
+        let how = self.table.file_match(path, meta.schema().fields())?;
+        let cost = KeyReads { read: fetched.swap(0, Ordering::Relaxed), ..Default::default() };
+        Ok((Opened { path: path.to_string(), reader, fetched, meta, how }, cost))
+    }
+
+    /// Streams an opened file's non-null keys of rows `deletes` leave to `each` (of the rows
+    /// `selection` picks, if any): its key column pages (and the columns of equality deletes
+    /// that apply to it), by ranged reads. A column the file lacks that an identity partition
+    /// gives reads as its `identity` value.
+    async fn stream(
+        &self,
+        file: Opened<'_>,
+        selection: Option<RowSelection>,
+        deletes: &Loaded,
+        identity: &[(i32, PrimitiveLiteral)],
+        mut each: impl FnMut(&[u8]),
+    ) -> Result<KeyReads> {
+        let Opened { path, reader, fetched, meta, how } = file;
+        let path = path.as_str();
+        let size = reader.size;
+        let mut cost = KeyReads { files: 1, file_bytes: size, ..Default::default() };
+        if selection.as_ref().is_some_and(|s| !s.selects_any()) {
+            debug!(file = path, size, "no page of the reference may hold a key of the task");
+            return Ok(cost);
+        }
+        debug_assert!(selection.is_none() || !deletes.positional(path), "positions need every row");
+        let builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, meta);
         let mut cols = key_columns(&self.table);
         let schema = &self.table.arrow_schema;
         for id in deletes.columns_of(path) {
@@ -244,9 +338,13 @@ impl KeyIndex {
         cols.sort_unstable();
         cols.dedup();
         let expected = Arc::new(schema.project(&cols)?);
-        let how = self.table.file_match(path, builder.schema().fields())?;
         let fill = super::constants(&expected, builder.schema().fields(), identity, how);
-        let mut stream = project(builder, &expected, how).with_batch_size(8192).build()?;
+        let builder = project(builder, &expected, how).with_batch_size(8192);
+        let builder = match selection {
+            Some(s) => builder.with_row_selection(s),
+            None => builder,
+        };
+        let mut stream = builder.build()?;
         let (mut n, mut at) = (0, 0u64);
         while let Some(b) = stream.try_next().await.map_err(port_error)? {
             let b = if fill.is_empty() { b } else { super::with_constants(b, &fill, path)? };
@@ -263,8 +361,19 @@ impl KeyIndex {
         }
         let bytes = fetched.load(Ordering::Relaxed);
         debug!(file = path, size, bytes, keys = n, "reference keys read");
-        Ok(KeyReads { files: 1, file_bytes: size, read: bytes })
+        cost.read = bytes;
+        Ok(cost)
     }
+}
+
+/// A reference whose footer is read.
+struct Opened<'a> {
+    path: String,
+    reader: Ranged,
+    /// Bytes `reader` fetched since the footer.
+    fetched: Arc<AtomicU64>,
+    meta: ArrowReaderMetadata,
+    how: conform::Match<'a>,
 }
 
 /// Memory a kept key costs beyond its bytes: its box (pointer and length) and allocation.
@@ -394,11 +503,17 @@ impl AsyncFileReader for Ranged {
 
     fn get_metadata<'a>(
         &'a mut self,
-        _options: Option<&'a ArrowReaderOptions>,
+        options: Option<&'a ArrowReaderOptions>,
     ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
         async move {
             let size = self.size;
-            let reader = ParquetMetaDataReader::new().with_prefetch_hint(Some(FOOTER_HINT));
+            let (columns, offsets) = options.map_or((PageIndexPolicy::Skip, PageIndexPolicy::Skip), |o| {
+                (o.column_index_policy(), o.offset_index_policy())
+            });
+            let reader = ParquetMetaDataReader::new()
+                .with_prefetch_hint(Some(FOOTER_HINT))
+                .with_column_index_policy(columns)
+                .with_offset_index_policy(offsets);
             Ok(Arc::new(reader.load_and_finish(self, size).await?))
         }
         .boxed()

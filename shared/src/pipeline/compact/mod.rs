@@ -18,6 +18,7 @@
 mod deletes;
 mod keys;
 pub mod plan;
+mod prune;
 mod share;
 
 use std::sync::Arc;
@@ -130,7 +131,10 @@ pub async fn plan_loaded(
     if let Some(scope) = &opts.scope {
         scope.restrict_manifests(&mut manifests.list, &state.metadata);
     }
-    // Every live file, without its statistics: the entries are not kept.
+    let wt = WriterTable::from_metadata(table, &state.metadata)?;
+    // Every live file, without its statistics but its dedup key's bounds (the key index's first
+    // level): the entries are not kept.
+    let probed = prune::probed_ids(&wt);
     let mut files: Vec<LiveFile> = vec![];
     manifests
         .scan_live(store, &mut reads, |manifest, mf, e| {
@@ -143,12 +147,12 @@ pub async fn plan_loaded(
                 partition: e.data_file().partition().clone(),
                 manifest,
                 first_row_id: e.data_file().first_row_id(),
+                key_bounds: prune::key_bounds(&probed, e.data_file().lower_bounds(), e.data_file().upper_bounds()),
             })
         })
         .await?;
     let deletes = live_deletes(store, &manifests, &state.metadata, table, &mut reads).await?;
     let manifest_paths: Vec<String> = manifests.list.iter().map(|mf| mf.manifest_path.clone()).collect();
-    let wt = WriterTable::from_metadata(table, &state.metadata)?;
     let policy = Policy {
         target_file_size: wt.target_file_size,
         min_files: opts.min_files,
@@ -227,8 +231,12 @@ pub struct TaskOutcome {
     pub reference_files: usize,
     /// Their sizes.
     pub reference_bytes: u64,
-    /// Bytes read of them (footers and key columns; part of `bytes_read`).
+    /// Bytes read of them (footers and the key column pages that may hold a key of the task;
+    /// part of `bytes_read`).
     pub reference_key_bytes: u64,
+    /// References not read at all: the key index (their key bounds) says they hold none of the
+    /// task's keys.
+    pub references_skipped: usize,
     /// Bytes written.
     pub bytes_written: u64,
 }
@@ -273,8 +281,7 @@ pub async fn run_planned(
     let wt = Arc::new(WriterTable::from_metadata(table, &plan.state.metadata)?);
     let snapshot = plan.state.metadata.current_snapshot().map(|s| (s.snapshot_id(), s.sequence_number()));
     let Some((snapshot_id, seq)) = snapshot else { return Ok(report) };
-    let sizes = plan.files.iter().map(|f| (f.path.clone(), f.size)).collect();
-    let keys = Arc::new(KeyIndex::new(wt.clone(), ports.store.clone(), sizes, &tasks, opts.shared_key_bytes)?);
+    let keys = Arc::new(KeyIndex::new(wt.clone(), ports.store.clone(), &plan.files, &tasks, opts.shared_key_bytes)?);
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.parallelism.max(1)));
     let mut set = tokio::task::JoinSet::new();
     for task in tasks {
@@ -311,6 +318,7 @@ pub async fn run_planned(
         t.reference_files += outcome.reference_files;
         t.reference_bytes += outcome.reference_bytes;
         t.reference_key_bytes += outcome.reference_key_bytes;
+        t.references_skipped += outcome.references_skipped;
         t.bytes_written += outcome.bytes_written;
     }
     if let Some(e) = failed {
@@ -331,7 +339,7 @@ pub async fn run_task(
     seq: i64,
     task: &Task,
 ) -> Result<TaskOutcome> {
-    let keys = KeyIndex::new(table.clone(), ports.store.clone(), Default::default(), std::slice::from_ref(task), 0)?;
+    let keys = KeyIndex::new(table.clone(), ports.store.clone(), &[], std::slice::from_ref(task), 0)?;
     run_indexed(cfg, ports, table, snapshot_id, seq, task, &keys).await
 }
 
@@ -377,6 +385,7 @@ async fn run_indexed(
     out.reference_files = key_reads.files;
     out.reference_bytes = key_reads.file_bytes;
     out.reference_key_bytes = key_reads.read;
+    out.references_skipped = key_reads.skipped;
     let batch_key = format!("L{}-{}", task.level, task.id);
     let (t, c) = (table.clone(), cfg.clone());
     let bytes_per_row = (bytes_in as f64 / rows_in.max(1) as f64).max(1.0);

@@ -47,6 +47,9 @@ pub struct LiveFile {
     pub manifest: u32,
     /// The first row id its rows inherit (format v3), if it has one.
     pub first_row_id: Option<i64>,
+    /// Its dedup key columns' bounds (from its manifest entry; empty if the table has no dedup
+    /// key or the entry no bounds).
+    pub key_bounds: super::prune::KeyBounds,
 }
 
 impl LiveFile {
@@ -350,6 +353,7 @@ mod tests {
             partition,
             manifest: 0,
             first_row_id: None,
+            key_bounds: vec![],
         }
     }
 
