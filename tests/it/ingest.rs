@@ -275,3 +275,52 @@ async fn a_file_rewritten_after_it_was_listed_is_superseded() {
         "{records:?}"
     );
 }
+
+/// Counts the object store's `put_if_absent` calls in flight, each held a little, and the most
+/// seen at once.
+#[derive(Default)]
+struct PutsInFlight {
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl floe::ports::wrap::Around for PutsInFlight {
+    fn call<T, F, Fut>(&self, what: &'static str, mut op: F) -> impl Future<Output = Result<T, floe::PortError>> + Send
+    where
+        T: Send,
+        F: FnMut() -> Fut + Send,
+        Fut: Future<Output = Result<T, floe::PortError>> + Send,
+    {
+        use std::sync::atomic::Ordering::SeqCst;
+        async move {
+            if what != "put_if_absent" {
+                return op().await;
+            }
+            let n = self.now.fetch_add(1, SeqCst) + 1;
+            self.most.fetch_max(n, SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            let r = op().await;
+            self.now.fetch_sub(1, SeqCst);
+            r
+        }
+    }
+}
+
+/// A batch spanning many partitions makes many small files: the writer uploads them side by
+/// side, not one after another, and every row lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_batch_uploads_its_files_side_by_side() {
+    let mut h = Harness::new();
+    let puts = std::sync::Arc::new(PutsInFlight::default());
+    h.ports = floe::ports::wrap::wrap(h.ports.clone(), puts.clone());
+    let cfg = events_table("ev.uploads");
+    let files = h.events("a", 4, 400, 21, 0.0).await;
+    let opts = IngestOptions { writers: 1, batch_objects: 4, ..Default::default() };
+    let r = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, files.clone(), &opts).await.expect("ingest");
+    assert!(r.quarantined.is_empty());
+    let c = contents(&h.ports, &cfg.table).await;
+    assert!(c.files.len() >= 16, "many partitions, many files: {}", c.files.len());
+    let most = puts.most.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(most >= 4, "data files uploaded side by side: at most {most} at once");
+    assert_eq!(c.event_ids().len(), source_event_ids(&files).len());
+}

@@ -6,6 +6,7 @@
 //! encode Parquet with inline metrics under names derived from the batch's identity, upload,
 //! and send one [`FileManifest`] to the commit queue. It never touches table metadata.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::RecordBatch;
@@ -381,9 +382,17 @@ async fn read_all(
     Ok(read)
 }
 
-/// Encodes the accepted rows into `table`'s data files (sorted, deduplicated) and uploads them,
-/// each while the next is encoded: at most a few encoded files are held at a time, never the
-/// whole batch's Parquet. Returns the files and the oldest time one was written.
+/// Files a writer batch uploads at once, and the bytes they may hold together (a file bigger
+/// than that goes alone).
+const UPLOADS_IN_FLIGHT: usize = 16;
+const UPLOAD_BYTES_IN_FLIGHT: usize = 64 << 20;
+
+/// Encodes the accepted rows into `table`'s data files (sorted, deduplicated) and uploads them
+/// while the next are encoded, [`UPLOADS_IN_FLIGHT`] at a time within
+/// [`UPLOAD_BYTES_IN_FLIGHT`] (a batch of ~200 partitions makes ~200 small files: one PUT after
+/// another would wait ~200 round trips); the encoder waits when those are taken, so the whole
+/// batch's Parquet is never held. Returns the files in the order they were encoded and the
+/// oldest time one was written.
 async fn encode_and_upload(
     cfg: &EngineConfig,
     ports: &Ports,
@@ -413,11 +422,40 @@ async fn encode_and_upload(
             tx.blocking_send((meta, body)).map_err(|_| Error::internal("the uploader stopped"))
         })
     });
-    let mut files = vec![];
+    let slots = Arc::new(tokio::sync::Semaphore::new(UPLOADS_IN_FLIGHT));
+    let budget = Arc::new(tokio::sync::Semaphore::new(UPLOAD_BYTES_IN_FLIGHT >> 10));
+    let mut uploads = tokio::task::JoinSet::new();
+    let mut done: Vec<(usize, DataFileMeta, Option<i64>)> = vec![];
+    let closed = |e: tokio::sync::AcquireError| Error::internal(format!("upload slots closed: {e}"));
+    let joined = |r: std::result::Result<Result<_>, tokio::task::JoinError>| {
+        r.map_err(|e| Error::internal(format!("upload task failed: {e}")))?
+    };
+    let mut n = 0;
+    while let Some((meta, body)) = rx.recv().await {
+        let kib = (body.len() >> 10).clamp(1, UPLOAD_BYTES_IN_FLIGHT >> 10) as u32;
+        let slot = slots.clone().acquire_owned().await.map_err(closed)?;
+        let bytes = budget.clone().acquire_many_owned(kib).await.map_err(closed)?;
+        let (ports, cfg, i) = (ports.clone(), cfg.clone(), n);
+        n += 1;
+        uploads.spawn(async move {
+            let mut meta = meta;
+            let (path, at) = put_data_file(&ports, &cfg, &meta.path, body).await?;
+            drop((slot, bytes));
+            meta.path = path;
+            Ok::<_, Error>((i, meta, at))
+        });
+        while let Some(r) = uploads.try_join_next() {
+            done.push(joined(r)?);
+        }
+    }
+    while let Some(r) = uploads.join_next().await {
+        done.push(joined(r)?);
+    }
+    done.sort_unstable_by_key(|(i, _, _)| *i);
+    let mut files = Vec::with_capacity(done.len());
     let mut written_ms = Some(chrono::Utc::now().timestamp_millis());
-    while let Some((mut meta, body)) = rx.recv().await {
-        let (path, at) = put_data_file(ports, cfg, &meta.path, body).await?;
-        (meta.path, written_ms) = (path, oldest(written_ms, at));
+    for (_, meta, at) in done {
+        written_ms = oldest(written_ms, at);
         out.rows_out += meta.record_count;
         files.push(meta);
     }
