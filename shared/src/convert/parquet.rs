@@ -64,13 +64,22 @@ pub fn with_plain_columns(props: WriterProperties, plain: Vec<parquet::schema::t
 }
 
 /// `props` with page statistics (the page index: each data page's min and max) for the `keys`
-/// leaf columns, the dedup key's: compaction's key index reads only the pages of a file whose
-/// range holds a key it looks for (pipeline/compact/prune.rs). A few bytes per page.
+/// leaf columns, the dedup key's, in pages of about [`KEY_PAGE_BYTES`]: compaction's key index
+/// reads only the pages of a file whose range holds a key it looks for
+/// (pipeline/compact/prune.rs), so a late key costs one small page, not a 20,000-row one. A few
+/// dozen bytes of page index per key page.
 pub fn with_page_index(props: WriterProperties, keys: Vec<parquet::schema::types::ColumnPath>) -> WriterProperties {
     keys.into_iter()
-        .fold(props.into_builder(), |b, c| b.set_column_statistics_enabled(c, EnabledStatistics::Page))
+        .fold(props.into_builder(), |b, c| {
+            b.set_column_statistics_enabled(c.clone(), EnabledStatistics::Page)
+                .set_column_data_page_size_limit(c, KEY_PAGE_BYTES)
+        })
         .build()
 }
+
+/// The encoded size at which a dedup key column's page is cut (checked after each write batch
+/// of 1,024 rows: a page of 16-byte ids holds about 1,024).
+pub const KEY_PAGE_BYTES: usize = 16 << 10;
 
 /// Encodes `batches` (all of `arrow_schema`, which carries Iceberg field ids) into one Parquet
 /// file held in memory, and returns it with its Iceberg metrics. Batches are taken one at a

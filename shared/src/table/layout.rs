@@ -36,6 +36,30 @@ pub fn data_file_uri(
     format!("{location}/data/{dir}{batch_key}-{part:05}-{seq:03}-{digest}.parquet")
 }
 
+/// Whether `uri` names a data file as Floe names them ([`data_file_uri`], perhaps
+/// [`refreshed_data_file_uri`]): `…-NNNNN-NNN-<16 hex digits>[-r<ms>].parquet`. Another engine's
+/// names (`00000-0-<uuid>-00001.parquet`) do not look so.
+pub fn is_floe_data_file(uri: &str) -> bool {
+    let name = uri.rsplit('/').next().unwrap_or_default();
+    let Some(stem) = name.strip_suffix(".parquet") else { return false };
+    let stem = match stem.rsplit_once("-r") {
+        Some((rest, ms)) if !ms.is_empty() && ms.bytes().all(|b| b.is_ascii_digit()) => rest,
+        _ => stem,
+    };
+    let mut parts = stem.rsplit('-');
+    let digest = parts.next().unwrap_or_default();
+    let seq = parts.next().unwrap_or_default();
+    let part = parts.next().unwrap_or_default();
+    let batch = parts.next().unwrap_or_default();
+    digest.len() == 16
+        && digest.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && seq.len() == 3
+        && seq.bytes().all(|b| b.is_ascii_digit())
+        && part.len() == 5
+        && part.bytes().all(|b| b.is_ascii_digit())
+        && !batch.is_empty()
+}
+
 /// A new name for a data file's bytes when the file already under `uri` is too old to be
 /// committed by a fresh message (see the writer's `put_data_file`): `uri` with `-r<ms>` before
 /// `.parquet`, `ms` the time of writing. Names are only ever read by their prefix (the batch
@@ -128,4 +152,22 @@ pub(crate) fn widened(partition: &Struct) -> Struct {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn floe_data_file_names_are_told_from_other_engines() {
+        let ours = super::data_file_uri("s3://b/t", "d=1", "L1-task", 3, 7, b"bytes");
+        assert!(super::is_floe_data_file(&ours), "{ours}");
+        assert!(super::is_floe_data_file(&super::refreshed_data_file_uri(&ours, 1_700_000_000_000)));
+        for theirs in [
+            "s3://b/t/data/00000-0-5b3c9a8e-0c1d-4e4b-9a77-1f2e3d4c5b6a-00001.parquet",
+            "s3://b/t/data/part-00000-abc.c000.zstd.parquet",
+            "s3://b/t/data/x-00001-001-0123456789ABCDEF.parquet",
+            "s3://b/t/data/-00001-001-0123456789abcdef.parquet",
+        ] {
+            assert!(!super::is_floe_data_file(theirs), "{theirs}");
+        }
+    }
 }

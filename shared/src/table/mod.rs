@@ -21,7 +21,10 @@ pub mod terms;
 pub use cache::WriterTables;
 pub use create::{NewTable, create_table_metadata, partition_spec_text, sort_order_text};
 pub(crate) use layout::widened;
-pub use layout::{data_file_uri, metadata_file_uri, partition_path, refreshed_data_file_uri, renders, table_location};
+pub use layout::{
+    data_file_uri, is_floe_data_file, metadata_file_uri, partition_path, refreshed_data_file_uri, renders,
+    table_location,
+};
 pub(crate) use lineage::tracks_rows;
 pub use manifests::Manifests;
 pub use merge::{PROP_MANIFEST_TARGET_SIZE, PROP_MERGE_ENABLED, PROP_MIN_COUNT_TO_MERGE};

@@ -147,7 +147,12 @@ pub async fn plan_loaded(
                 partition: e.data_file().partition().clone(),
                 manifest,
                 first_row_id: e.data_file().first_row_id(),
-                key_bounds: prune::key_bounds(&probed, e.data_file().lower_bounds(), e.data_file().upper_bounds()),
+                key_bounds: prune::key_bounds(
+                    e.file_path(),
+                    &probed,
+                    e.data_file().lower_bounds(),
+                    e.data_file().upper_bounds(),
+                ),
             })
         })
         .await?;

@@ -12,8 +12,8 @@
 //!   the pages whose range holds one are read, by ranged GETs.
 //!
 //! A key column is probed when it is a top-level column of an ordered type (integers, dates,
-//! timestamps, strings, binary, fixed, uuid, decimals); floating-point columns are not (signed
-//! zeros and NaN bounds). Anything missing or not to be trusted (no bounds, no page index, a
+//! timestamps, strings, binary, fixed, uuid); floating-point columns are not (signed zeros and
+//! NaN bounds), nor decimals. Anything missing or not to be trusted (no bounds, no page index, a
 //! column order from before Parquet 2.4, a bound or statistic of another type) counts as
 //! "anything may be here": the reference is read as before, never skipped.
 //!
@@ -41,13 +41,24 @@ use crate::table::WriterTable;
 /// column that has both.
 pub(super) type KeyBounds = Vec<(i32, Datum, Datum)>;
 
-/// The key bounds of a manifest entry's data file, for the table's probed key columns.
+/// The key bounds of data file `path`'s manifest entry, for the table's probed key columns.
+///
+/// Uuid bounds are kept only for files Floe wrote: Iceberg Java merged row groups' uuid bounds
+/// with `UUID.compareTo`, a signed comparison (apache/iceberg#14216, fixed in 2026), so another
+/// engine's multi-row-group file may carry an upper bound below its largest id. Those files'
+/// pages (ordered unsigned by every Parquet writer) still narrow what is read.
 pub(super) fn key_bounds(
+    path: &str,
     ids: &[i32],
     lower: &std::collections::HashMap<i32, Datum>,
     upper: &std::collections::HashMap<i32, Datum>,
 ) -> KeyBounds {
-    ids.iter().filter_map(|id| Some((*id, lower.get(id)?.clone(), upper.get(id)?.clone()))).collect()
+    let ours = crate::table::is_floe_data_file(path);
+    let trusted = |d: &Datum| ours || !matches!(d.literal(), iceberg::spec::PrimitiveLiteral::UInt128(_));
+    ids.iter()
+        .filter_map(|id| Some((*id, lower.get(id)?.clone(), upper.get(id)?.clone())))
+        .filter(|(_, lo, hi)| trusted(lo) && trusted(hi))
+        .collect()
 }
 
 /// The field ids of `table`'s key columns that the index probes.
@@ -72,19 +83,7 @@ fn probed_fields(table: &WriterTable) -> Vec<FieldRef> {
 /// Types whose row encoding orders values as Iceberg bounds and Parquet statistics do.
 fn ordered(t: &DataType) -> bool {
     use DataType::*;
-    matches!(
-        t,
-        Int32
-            | Int64
-            | Date32
-            | Timestamp(_, _)
-            | Utf8
-            | LargeUtf8
-            | Binary
-            | LargeBinary
-            | FixedSizeBinary(_)
-            | Decimal128(_, _)
-    )
+    matches!(t, Int32 | Int64 | Date32 | Timestamp(_, _) | Utf8 | LargeUtf8 | Binary | LargeBinary | FixedSizeBinary(_))
 }
 
 /// One probed key column: a task's distinct values of it, sorted, in the column's row encoding
@@ -244,7 +243,14 @@ fn column_selection(
             _ => selectors.push(if keep { RowSelector::select(rows) } else { RowSelector::skip(rows) }),
         }
     };
+    let leaf = stats.parquet_column_index()?;
     for rg in 0..md.num_row_groups() {
+        if md.row_group(rg).num_rows() == 0 {
+            continue;
+        }
+        if offsets.get(rg)?.get(leaf)?.page_locations().is_empty() {
+            return None;
+        }
         let group = [rg];
         let rows = stats.data_page_row_counts(offsets, md.row_groups(), &group).ok()??;
         let mins = stats.data_page_mins(index, offsets, &group).ok()?;
@@ -307,6 +313,18 @@ mod tests {
         // Bounds of a file written when the column was an int are not read as longs: they say
         // nothing.
         assert!(p.may_hold(&[(1, Datum::int(21), Datum::int(29))]));
+    }
+
+    #[test]
+    fn uuid_bounds_are_trusted_only_in_files_floe_wrote() {
+        let (lo, hi) = (Datum::uuid(uuid::Uuid::from_u128(1)), Datum::uuid(uuid::Uuid::from_u128(2)));
+        let lower = HashMap::from([(1, lo.clone()), (2, Datum::long(0))]);
+        let upper = HashMap::from([(1, hi.clone()), (2, Datum::long(9))]);
+        let ours = "s3://b/t/data/L1-abc-00000-000-0123456789abcdef.parquet";
+        assert_eq!(key_bounds(ours, &[1, 2], &lower, &upper).len(), 2);
+        // Iceberg Java merged uuid bounds with a signed comparison: another engine's are not used.
+        let theirs = "s3://b/t/data/00000-0-5b3c-00001.parquet";
+        assert_eq!(key_bounds(theirs, &[1, 2], &lower, &upper), vec![(2, Datum::long(0), Datum::long(9))]);
     }
 
     #[test]
