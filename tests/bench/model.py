@@ -90,6 +90,11 @@ K = {
     "REF_READ_FRACTION": [0.12, "compact/keys.rs: references read by ranged GETs of footer and key column (measured)"],
     "REF_GETS": [2, "compact/keys.rs: a ranged GET of the footer (64 KiB hint), then one of the key column chunk"],
     "DEDUP_WINDOW_S": [0, "table property floe.dedup-window-ms (compact/plan.rs Policy dedup_cut); 0: exact dedup against the whole partition"],
+    "KEY_CONFINED": [1, "1: the dedup key follows event time (time-ordered ids, or the key `event_time, event_id` this model's "
+                     "table uses), so the key index (compact/prune.rs) reads only the files and key pages that may hold a "
+                     "task's keys; 0: random ids, every reference's key column (make bench-dedup)"],
+    "KEY_PAGE_ROWS": [1024, "convert/parquet.rs KEY_PAGE_BYTES: 16 KiB key pages of 16-byte ids"],
+    "FOOTER_READ_BYTES": [64 * 1024, "compact/keys.rs FOOTER_HINT: a candidate reference's footer and page index, one ranged GET"],
     "SHARED_KEY_BYTES": [256 * MIB, "compactor.rs: min(memory/8, 256 MiB): reference keys a run keeps for its tasks (keys.rs KeyIndex); past it each task streams its references"],
     # AWS behaviour (not measured here: typical in-region figures; AWS's S3 guidelines quote
     # 100-200 ms for small objects, so the S3 latencies below are on the optimistic side)
@@ -335,13 +340,32 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
         refs += (1 if shared else c0) * today_c * p + y * yest_c * p  # late rows: yesterday's too
         ch0, ch2 = ch0 + chain(c0, mt, shared), ch2 + chain(max(c2, 1), mt, True)
     tasks, n_out = t0 + t2, 2 * q1 / tgt + len(shares) * 2
+    idx_read = idx_gets = idx_keys = 0.0
+    if k("KEY_CONFINED") and not k("DEDUP_WINDOW_S"):
+        # The key index (compact/prune.rs): a level-0 task's on-time keys fall in the newest
+        # compacted file; its late ones (OFFLINE_FRAC, up to OFFLINE_MAX_S back) in the files of
+        # that window, of which the task reads the footer and page index and the key pages they
+        # fall in. Not the partition's key columns.
+        row_c = k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO")
+        for p, c0 in zip(shares, (math.ceil(q0 * p / mt) for p in shares)):
+            window = min(today_c * p, q1 * p * (k("OFFLINE_MAX_S") / k("COMPACT_TICK_S") + 1))
+            if window <= 0:
+                continue
+            files_w = max(1.0, window / tgt)
+            pages_w = max(1.0, window / row_c / k("KEY_PAGE_ROWS"))
+            late = q0 * p / (k("AVRO_B_PER_EVENT") * k("PARQUET_L0_RATIO")) / c0 * k("OFFLINE_FRAC")
+            touched = pages_w * (1 - math.exp(-late / pages_w)) + 1  # and the newest file's last page
+            idx_read += c0 * (files_w * k("FOOTER_READ_BYTES") + touched * k("KEY_PAGE_ROWS") * k("KEY_BYTES_PER_ROW"))
+            idx_gets += c0 * (files_w + touched)
+            idx_keys += c0 * touched * k("KEY_PAGE_ROWS")
+        refs = 0.0
     whole = refs + ch0 + ch2  # reference bytes; the code reads REF_READ_FRACTION of them
     ref_files = refs / tgt + ch0 / max(q0 / max(files0, 1), 1) + ch2 / tgt
-    gets = files0 + n_out / 2 + ref_files * k("REF_GETS")
-    io = gets * k("S3_GET_MS") / 1000 + (q0 + q1 + whole * k("REF_READ_FRACTION")) / (k("S3_MBPS") * MB)
+    gets = files0 + n_out / 2 + ref_files * k("REF_GETS") + idx_gets
+    io = gets * k("S3_GET_MS") / 1000 + (q0 + q1 + whole * k("REF_READ_FRACTION") + idx_read) / (k("S3_MBPS") * MB)
     io += n_out * put_s(min(tgt, q1 * 2 / n_out)) + tasks * k("SQS_MS") / 1000
     rows_per_byte = 1 / (k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO"))
-    cpu = (q0 + q1) / (k("COMPACT_MB_CPU_S") * MB * k("ARM_SPEED")) + whole * rows_per_byte * k("KEY_ROW_NS") / 1e9
+    cpu = (q0 + q1) / (k("COMPACT_MB_CPU_S") * MB * k("ARM_SPEED")) + (whole * rows_per_byte + idx_keys) * k("KEY_ROW_NS") / 1e9
     # the hottest partition's task holds its inputs, their keys, and the run's kept reference keys
     hot_mem = k("MAX_TASK_BYTES") + key_mem(k("MAX_TASK_BYTES")) + k("SHARED_KEY_BYTES")
     inv_s = io / k("COMPACT_PARALLEL") + cpu / (k("COMPACTOR_MB") / k("MB_PER_VCPU"))
@@ -373,7 +397,7 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
     inv_s += (invocations - 1) * (get_s(today_live * k("ENTRY_BYTES"))
                                   + today_live * k("REWRITE_ENTRY_MS") / 1000 / vcpu(k("COMPACTOR_MB")))
     share_gets = (invocations - 1) * (today_live * k("ENTRY_BYTES") / k("MANIFEST_TARGET") + 2)
-    return dict(tasks=tasks, snaps=snaps, share_gets=share_gets, refs=whole * k("REF_READ_FRACTION"), gets=gets, puts=n_out,
+    return dict(tasks=tasks, snaps=snaps, share_gets=share_gets, refs=whole * k("REF_READ_FRACTION") + idx_read, gets=gets, puts=n_out,
                 inv_s=inv_s, busy=busy, shares=n_shares, invocations=invocations, share_s=inv_s / max(n_shares, 1),
                 max_tasks=k("COMPACT_MAX_TASKS"), max_inv=k("COMPACT_MAX_INVOCATIONS"), claim=claim, manifests_rewritten=l0_snaps * touched + snaps, deletes=deletes,
                 n_out=n_out, hot_mem=hot_mem, q0=q0)
@@ -538,7 +562,7 @@ def tuned_settings(path=AT_SCALE):
     missing = [v for v in TFVARS.values() if v not in values]
     if missing:
         raise SystemExit(f"{path} does not set {', '.join(missing)}")
-    return {**{name: values[var] for name, var in TFVARS.items()}, "DEDUP_WINDOW_S": 600}
+    return {**{name: values[var] for name, var in TFVARS.items()}, "DEDUP_WINDOW_S": 0}
 
 
 TUNED = tuned_settings()

@@ -276,15 +276,25 @@ async fn a_file_rewritten_after_it_was_listed_is_superseded() {
     );
 }
 
-/// Counts the object store's `put_if_absent` calls in flight, each held a little, and the most
-/// seen at once.
-#[derive(Default)]
-struct PutsInFlight {
+/// Counts the object store's calls of one kind in flight, each held a little, and the most seen
+/// at once.
+struct InFlight {
+    what: &'static str,
     now: std::sync::atomic::AtomicUsize,
     most: std::sync::atomic::AtomicUsize,
 }
 
-impl floe::ports::wrap::Around for PutsInFlight {
+impl InFlight {
+    fn new(what: &'static str) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(InFlight { what, now: Default::default(), most: Default::default() })
+    }
+
+    fn most(&self) -> usize {
+        self.most.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl floe::ports::wrap::Around for InFlight {
     fn call<T, F, Fut>(&self, what: &'static str, mut op: F) -> impl Future<Output = Result<T, floe::PortError>> + Send
     where
         T: Send,
@@ -293,7 +303,7 @@ impl floe::ports::wrap::Around for PutsInFlight {
     {
         use std::sync::atomic::Ordering::SeqCst;
         async move {
-            if what != "put_if_absent" {
+            if what != self.what {
                 return op().await;
             }
             let n = self.now.fetch_add(1, SeqCst) + 1;
@@ -306,21 +316,21 @@ impl floe::ports::wrap::Around for PutsInFlight {
     }
 }
 
-/// A batch spanning many partitions makes many small files: the writer uploads them side by
-/// side, not one after another, and every row lands.
+/// A batch spanning many partitions makes many small files: the writer fetches its objects
+/// ahead and uploads its files side by side, not one after another, and every row lands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_writer_batch_uploads_its_files_side_by_side() {
+async fn a_writer_batch_fetches_and_uploads_side_by_side() {
     let mut h = Harness::new();
-    let puts = std::sync::Arc::new(PutsInFlight::default());
-    h.ports = floe::ports::wrap::wrap(h.ports.clone(), puts.clone());
+    let (puts, gets) = (InFlight::new("put_if_absent"), InFlight::new("get_version"));
+    h.ports = floe::ports::wrap::wrap(floe::ports::wrap::wrap(h.ports.clone(), puts.clone()), gets.clone());
     let cfg = events_table("ev.uploads");
-    let files = h.events("a", 4, 400, 21, 0.0).await;
-    let opts = IngestOptions { writers: 1, batch_objects: 4, ..Default::default() };
+    let files = h.events("a", 8, 200, 21, 0.0).await;
+    let opts = IngestOptions { writers: 1, batch_objects: 8, ..Default::default() };
     let r = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, files.clone(), &opts).await.expect("ingest");
     assert!(r.quarantined.is_empty());
     let c = contents(&h.ports, &cfg.table).await;
     assert!(c.files.len() >= 16, "many partitions, many files: {}", c.files.len());
-    let most = puts.most.load(std::sync::atomic::Ordering::SeqCst);
-    assert!(most >= 4, "data files uploaded side by side: at most {most} at once");
+    assert!(puts.most() >= 4, "data files uploaded side by side: at most {} at once", puts.most());
+    assert!(gets.most() >= 4, "objects fetched ahead: at most {} at once", gets.most());
     assert_eq!(c.event_ids().len(), source_event_ids(&files).len());
 }

@@ -454,6 +454,24 @@ fn port_error(e: parquet::errors::ParquetError) -> Error {
     }
 }
 
+/// Ranges of one file closer than this are fetched by one GET.
+const COALESCE_GAP: u64 = 64 << 10;
+
+/// `ranges` sorted and merged where they overlap or lie less than [`COALESCE_GAP`] apart: each
+/// of `ranges` lies within one of the result, which is sorted and disjoint.
+fn coalesce(ranges: &[Range<u64>]) -> Vec<Range<u64>> {
+    let mut sorted: Vec<Range<u64>> = ranges.to_vec();
+    sorted.sort_unstable_by_key(|r| r.start);
+    let mut out: Vec<Range<u64>> = vec![];
+    for r in sorted {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end.saturating_add(COALESCE_GAP) => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
 /// Footer bytes read in one go: most footers fit, sparing a second read.
 const FOOTER_HINT: usize = 64 << 10;
 
@@ -496,9 +514,23 @@ impl AsyncFileReader for Ranged {
         self.range(range).boxed()
     }
 
+    /// The ranges, those less than [`COALESCE_GAP`] apart fetched by one GET (the key pages a
+    /// selection keeps are often neighbours: a request saved for a few kilobytes more).
     fn get_byte_ranges(&mut self, ranges: Vec<Range<u64>>) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
         let this = &*self;
-        futures::future::try_join_all(ranges.into_iter().map(move |r| this.range(r))).boxed()
+        let merged = coalesce(&ranges);
+        async move {
+            let fetched = futures::future::try_join_all(merged.iter().map(|r| this.range(r.clone()))).await?;
+            Ok(ranges
+                .iter()
+                .map(|r| {
+                    let at = merged.partition_point(|m| m.end < r.end);
+                    let (m, bytes) = (&merged[at], &fetched[at]);
+                    bytes.slice((r.start - m.start) as usize..(r.end - m.start) as usize)
+                })
+                .collect())
+        }
+        .boxed()
     }
 
     fn get_metadata<'a>(
@@ -527,4 +559,20 @@ fn project<T>(builder: ArrowReaderBuilder<T>, expected: &SchemaRef, how: conform
     let roots = expected.fields().iter().filter_map(|e| conform::position(file.fields(), e, "", how));
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots.collect::<Vec<_>>());
     builder.with_projection(mask)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn near_ranges_are_fetched_together_and_each_lies_within_one() {
+        let ranges = vec![200_000..210_000, 0..100, 150..300, 100_000..100_010, 90_000..95_000];
+        let merged = coalesce(&ranges);
+        assert_eq!(merged, vec![0..300, 90_000..100_010, 200_000..210_000]);
+        for r in &ranges {
+            assert!(merged.iter().any(|m| m.start <= r.start && r.end <= m.end), "{r:?}");
+        }
+        assert!(coalesce(&[]).is_empty());
+    }
 }
