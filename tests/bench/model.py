@@ -86,6 +86,8 @@ K = {
     # Code-level knobs: the code as it is
     "LEDGER_PARALLEL": [32, "adapters/aws/dynamodb_ledger.rs record: one UpdateItem per source, MARKS_IN_FLIGHT = 32 at once"],
     "DELETE_PARALLEL": [64, "table/maintain.rs DELETE_PARALLEL: Cleanup::run deletes expired files 64 at a time"],
+    "FETCHES_IN_FLIGHT": [8, "pipeline/write.rs FETCHES_IN_FLIGHT: a writer batch's objects fetched ahead, in order"],
+    "UPLOADS_IN_FLIGHT": [16, "pipeline/write.rs UPLOADS_IN_FLIGHT: a writer batch's data files uploaded side by side"],
     "REWRITES_PER_SNAPSHOT": [100, "commit/rewrite.rs REWRITES_PER_SNAPSHOT: a batch's rewrite requests share a snapshot, 100 at most"],
     "REF_READ_FRACTION": [0.12, "compact/keys.rs: references read by ranged GETs of footer and key column (measured)"],
     "REF_GETS": [2, "compact/keys.rs: a ranged GET of the footer (64 KiB hint), then one of the key column chunk"],
@@ -269,8 +271,11 @@ def writer(files_s, q, shares):
     fbytes = n * k("AVRO_B_PER_EVENT") * k("PARQUET_L0_RATIO") / d
     msg = 300 + b * k("SOURCE_REF_JSON") + d * k("FILE_META_JSON")
     claim = msg > k("CLAIM_CHECK_BYTES")
-    wall = (math.ceil(b / 100) * k("DDB_BATCH_MS") / 1000 + b * get_s(obj) + dec
-            + max(cpu - dec, d * put_s(fbytes)) + k("SQS_MS") / 1000 + claim * put_s(msg) + k("INVOKE_MS") / 1000)
+    # objects fetched FETCHES_IN_FLIGHT ahead of the decoder, files uploaded UPLOADS_IN_FLIGHT at once
+    fetch = max(dec, math.ceil(b / k("FETCHES_IN_FLIGHT")) * get_s(obj))
+    upload = math.ceil(d / k("UPLOADS_IN_FLIGHT")) * put_s(fbytes)
+    wall = (math.ceil(b / 100) * k("DDB_BATCH_MS") / 1000 + fetch
+            + max(cpu - dec, upload) + k("SQS_MS") / 1000 + claim * put_s(msg) + k("INVOKE_MS") / 1000)
     nb = files_s / b
     return dict(b=b, n=n, d=d, mem=mem, wall=wall, batches_s=nb, conc=nb * wall, msg=msg, claim=claim,
                 files_s=nb * d, fbytes=fbytes, gbs=nb * wall * mem / 1024)
@@ -348,7 +353,8 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
         # fall in. Not the partition's key columns.
         row_c = k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO")
         for p, c0 in zip(shares, (math.ceil(q0 * p / mt) for p in shares)):
-            window = min(today_c * p, q1 * p * (k("OFFLINE_MAX_S") / k("COMPACT_TICK_S") + 1))
+            back = k("OFFLINE_MAX_S") if k("OFFLINE_FRAC") else 5 * k("LATE_MEAN_S")
+            window = min(today_c * p, q1 * p * (back / k("COMPACT_TICK_S") + 1))
             if window <= 0:
                 continue
             files_w = max(1.0, window / tgt)
@@ -539,7 +545,7 @@ def scenario(name, diurnal):
 
 
 # What the model says it takes: the Terraform settings of infra/examples/quickstart/at-scale.tfvars
-# (read from there, so the model prices what that file deploys), and a table property.
+# (read from there, so the model prices what that file deploys).
 AT_SCALE = Path(__file__).resolve().parents[2] / "infra" / "examples" / "quickstart" / "at-scale.tfvars"
 TFVARS = {  # model assumption <- Terraform variable
     "WRITER_BATCH": "writer_batch_size",
@@ -551,8 +557,8 @@ TFVARS = {  # model assumption <- Terraform variable
 
 
 def tuned_settings(path=AT_SCALE):
-    """The tuned assumptions: TFVARS's variables from `path` (lines `name = number`), and
-    DEDUP_WINDOW_S, the table property floe.dedup-window-ms = 600000 the file's comment asks for."""
+    """The tuned assumptions: TFVARS's variables from `path` (lines `name = number`). Dedup stays
+    exact (DEDUP_WINDOW_S as in K)."""
     values = {}
     for line in path.read_text().splitlines():
         m = re.match(r"\s*([a-z_]+)\s*=\s*([0-9.]+)\s*(#.*)?$", line)
@@ -562,7 +568,7 @@ def tuned_settings(path=AT_SCALE):
     missing = [v for v in TFVARS.values() if v not in values]
     if missing:
         raise SystemExit(f"{path} does not set {', '.join(missing)}")
-    return {**{name: values[var] for name, var in TFVARS.items()}, "DEDUP_WINDOW_S": 0}
+    return {name: values[var] for name, var in TFVARS.items()}
 
 
 TUNED = tuned_settings()

@@ -30,11 +30,11 @@ def findings(dep, tun):
     fh = k("FIREHOSE_ICEBERG_PER_GB") * 1000
     return [
         f"- **Writers.** Every 3,500-event file holds nearly all {k('TENANTS')} tenants, so a writer batch of "
-        f"{w['b']:.0f} files (the deployed SQS batch size) writes {w['d']:.0f} Parquet files, uploaded one after "
-        f"another: {w['wall']:.1f} s a batch, {w['conc']:,.0f} concurrent writers against the event source's cap of "
+        f"{w['b']:.0f} files (the deployed SQS batch size) writes {w['d']:.0f} Parquet files (objects fetched "
+        f"{k('FETCHES_IN_FLIGHT')} ahead, files uploaded {k('UPLOADS_IN_FLIGHT')} at once): {w['wall']:.1f} s a batch, {w['conc']:,.0f} concurrent writers against the event source's cap of "
         f"{k('WRITER_MAX_CONCURRENCY')}, and {fmt(dep['s']['req']['S3 PUT data files (writers)'])} data-file PUTs a "
         f"day. Batches of {tw['b']:.0f} files write the same ~100 files for 100 times the rows: "
-        f"{tw['conc']:,.0f} writers, whose time then goes to reading their objects one at a time.",
+        f"{tw['conc']:,.0f} writers, whose time then goes to decoding.",
         f"- **Committer.** Appends alone saturate one committer at **{dep['sat_append']:,.0f} files/min** as "
         f"deployed: each source costs two DynamoDB UpdateItems (ledger pending, then committed; "
         f"{k('LEDGER_PARALLEL')} in flight at once), "
@@ -54,18 +54,20 @@ def findings(dep, tun):
         f"~{tun['mid']['rw']['share_s']:,.0f} s, {'inside' if tun['mid']['rw']['share_s'] < k('COMPACT_TICK_S') else 'longer than'} "
         f"the {k('COMPACT_TICK_S'):.0f} s tick, each planning again "
         "from the manifests that hold its partitions (compact/share.rs). Every L0 task of a partition checks its "
-        "inputs' keys against the key columns of all the partition's compacted files (compact/keys.rs: footer and "
-        f"key column only, {k('REF_READ_FRACTION'):.0%} of their bytes, streamed past a set of the task's own keys, "
-        f"so a task needs ~{rw['hot_mem'] / GB:,.1f} GB however big its partition). A run keeps a reference's keys "
-        f"for the other tasks of a chain while they fit {k('SHARED_KEY_BYTES') / MIB:,.0f} MiB: the hottest "
-        f"tenant's outgrow that {hms(dep['og'][0])} after midnight (the coldest's after {hms(dep['og'][1])}), "
-        f"and then each of its chain's tasks streams them, so a noon tick reads {rw['refs'] / TB:,.1f} TB of key "
-        "columns. Memory is bounded; the reads are not: exact dedup against a whole day partition reads more "
-        f"at every tick of the day. A dedup window of {TUNED['DEDUP_WINDOW_S'] / 60:.0f} minutes (the *tuned* "
-        "column: table property `floe.dedup-window-ms`, opt-in, since two copies of a key committed further apart "
-        f"both stay) bounds them: {tun['mid']['rw']['refs'] / TB:,.2f} TB a tick, {tun['mid']['rw']['tasks']:,.0f} "
-        "tasks. Exact dedup at this scale would need an index of keys that a task can probe without reading them "
-        "all (not built).",
+        "inputs' keys against the partition's compacted files through the key index (compact/prune.rs): "
+        + ("with the dedup key `event_time, event_id` (or time-ordered ids), it reads only the files whose key bounds "
+           "hold one of its keys and of them the 16 KiB key pages that may: the newest file for its on-time keys, "
+           f"and for the {k('OFFLINE_FRAC'):.1%} of events up to {k('OFFLINE_MAX_S') / 3600:.0f} h late the footers "
+           "of that window's files and a page per late key, each a GET of its own. So dedup stays exact and "
+           f"reads {rw['refs'] / TB:,.2f} TB a noon tick however big the day partition grows; what it costs is "
+           f"requests ({fmt(dep['s']['req']['S3 GET compaction inputs + references'])} compaction GETs a day as "
+           "deployed), driven by late events. "
+           if k("KEY_CONFINED") else
+           f"with random ids nothing is ruled out, and a noon tick reads {rw['refs'] / TB:,.1f} TB of key columns. ")
+        + f"A task needs ~{rw['hot_mem'] / GB:,.1f} GB however big its partition. With random ids (UUIDv4; "
+        "`--set KEY_CONFINED=0`) every compacted file's key column is read again at every tick, ever more "
+        "through the day; a dedup window (table property `floe.dedup-window-ms`, opt-in: two copies of a key "
+        "committed further apart both stay) bounds that instead.",
         f"- **Metadata.** The manifest sawtooth (the newest manifests wait in one bin until it holds {k('MERGE_PAST')} "
         "or outgrows the 8 MiB target, then merge) rides on the 8 MiB manifests that hold the "
         f"table's live files ({fmt(tun['rows'][-1]['live'])} with {k('HISTORY_DAYS'):.0f} days kept, "
@@ -80,10 +82,12 @@ def findings(dep, tun):
         f"${per_tb(tun, 'Lambda compactor'):,.2f}, DynamoDB ledger ${per_tb(tun, 'DynamoDB'):,.2f}, writers "
         f"${per_tb(tun, 'Lambda writer'):,.2f}), against Firehose's **${fh:,.0f} per TB** list price (a lower bound); "
         f"the deployed settings price the work they would demand at ${per_tb(dep):,.0f} per TB, mostly compaction "
-        "reference reads and S3 requests for 100 small files per batch. Neither deployed figure describes a working "
-        "system: writers, committer and compactor all fall behind.",
-        "- **Read in the code, not in the figures.** Ledger items have no TTL. The writer logs a line per object at "
-        "info. (The committer's reservation now equals its event source's maximum concurrency, so no commit batch "
+        "(shares past their timeout) and S3 requests for 100 small files per batch of 10 objects. Neither deployed "
+        "figure describes a working system: the committer and the compactors fall behind. With exact dedup, the "
+        "tuned column's compactors are bound by the GETs of late events' key pages "
+        f"({fmt(tun['s']['req']['S3 GET compaction inputs + references'])} a day): "
+        f"`--set DEDUP_WINDOW_S=600` prices the 10-minute window instead.",
+        "- **Read in the code, not in the figures.** The writer logs a line per object at info. (The committer's reservation now equals its event source's maximum concurrency, so no commit batch "
         "is throttled toward the dead-letter queue: infra/README.md.)",
     ]
 
@@ -102,7 +106,8 @@ def report(scs, args, measured):
            "**As deployed** is `infra/` with its defaults and the code as it is. **Tuned** is what the model says it "
            "takes: " + ", ".join(f"`{n}` = {v:g}" for n, v in TUNED.items())
            + ". They are `infra/examples/quickstart/at-scale.tfvars` (`make deploy TF_VARS=-var-file=at-scale.tfvars`; "
-           "the model reads them from there) and the table property `floe.dedup-window-ms` = 600000.", ""] + findings(dep, tun) + ["", head.replace("| |", "| at noon |", 1)]
+           "the model reads them from there). Both columns dedup exactly (no window) on the key `event_time, "
+           "event_id`, which the key index confines (`KEY_CONFINED` = 1).", ""] + findings(dep, tun) + ["", head.replace("| |", "| at noon |", 1)]
 
     def row(label, f):
         out.append(f"| {label} | " + " | ".join(f(x) for x in scs) + " |")

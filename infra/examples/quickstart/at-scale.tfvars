@@ -4,10 +4,11 @@
 #
 #   make deploy TF_VARS="-var-file=at-scale.tfvars"
 #
-# Also set the table property floe.dedup-window-ms = 600000 in your floe.toml (the model's
-# DEDUP_WINDOW_S): compaction then looks for copies of a key 10 minutes back rather than across
-# the whole day partition. It is a choice about your data (two copies committed further apart
-# both stay), so it is not set here.
+# The model prices exact dedup on the key `event_time, event_id`, which compaction's key index
+# confines to the files of the same minutes (docs/ARCHITECTURE.md, "The dedup key index"). A
+# dedup window (table property floe.dedup-window-ms, the model's DEDUP_WINDOW_S) costs less
+# again; it is a choice about your data (two copies committed further apart both stay), so it is
+# not set here.
 
 # A writer takes up to 1000 notifications a batch, gathered for at most 5 s: each batch writes one
 # Parquet file per tenant for 100 times the rows, instead of 100 small files per 10 objects.
