@@ -13,6 +13,7 @@ pub(crate) mod cluster;
 pub mod commit;
 pub mod compact;
 pub mod create;
+pub(crate) mod encode;
 pub(crate) mod gather;
 pub mod ingest;
 pub(crate) mod map_keys;

@@ -338,7 +338,7 @@ impl KeyIndex {
         cols.sort_unstable();
         cols.dedup();
         let expected = Arc::new(schema.project(&cols)?);
-        let fill = super::constants(&expected, builder.schema().fields(), identity, how);
+        let fill = super::identity::constants(&expected, builder.schema().fields(), identity, how);
         let builder = project(builder, &expected, how).with_batch_size(8192);
         let builder = match selection {
             Some(s) => builder.with_row_selection(s),
@@ -347,7 +347,7 @@ impl KeyIndex {
         let mut stream = builder.build()?;
         let (mut n, mut at) = (0, 0u64);
         while let Some(b) = stream.try_next().await.map_err(port_error)? {
-            let b = if fill.is_empty() { b } else { super::with_constants(b, &fill, path)? };
+            let b = if fill.is_empty() { b } else { super::identity::with_constants(b, &fill, path)? };
             let b = conform::conform_batch_filling(&b, &expected, how, &self.table.defaults.0)
                 .map_err(|e| Error::data_from(format!("data file {path} does not fit the table's schema"), e))?;
             let rows = b.num_rows() as u64;
