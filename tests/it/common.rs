@@ -1,6 +1,6 @@
 //! Fixtures: a temporary warehouse, generated inputs, and a reader of what a table holds.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use arrow_array::{Array, FixedSizeBinaryArray, RecordBatch};
@@ -185,4 +185,15 @@ pub async fn roll_back(ports: &Ports, table: &TableIdent, snapshot: i64) {
     let location = format!("{}/metadata/{}-rollback.metadata.json", meta.location(), uuid::Uuid::new_v4());
     ports.store.put(&location, floe::table::metadata_json(&meta).unwrap()).await.unwrap();
     ports.pointer.swap(table, &state.pointer, &location).await.unwrap();
+}
+
+/// Checks that each distinct source key is in the table exactly once.
+pub fn assert_each_key_once(c: &TableContents, sources: &[String]) {
+    let want: HashSet<&str> = sources.iter().map(String::as_str).collect();
+    let got = c.event_ids();
+    let counts = counts(&got);
+    let doubled: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(doubled.is_empty(), "keys doubled: {doubled:?}");
+    let have: HashSet<&str> = got.iter().map(String::as_str).collect();
+    assert_eq!(have, want, "lost: {:?}", want.difference(&have).take(3).collect::<Vec<_>>());
 }

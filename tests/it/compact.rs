@@ -49,17 +49,6 @@ fn assert_sorted(c: &TableContents) {
     }
 }
 
-/// Checks that each distinct source key is in the table exactly once.
-fn assert_each_key_once(c: &TableContents, sources: &[String]) {
-    let want: HashSet<&str> = sources.iter().map(String::as_str).collect();
-    let got = c.event_ids();
-    let counts = counts(&got);
-    let doubled: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(doubled.is_empty(), "keys doubled: {doubled:?}");
-    let have: HashSet<&str> = got.iter().map(String::as_str).collect();
-    assert_eq!(have, want, "lost: {:?}", want.difference(&have).take(3).collect::<Vec<_>>());
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compaction_keeps_each_key_once_sorted_in_few_files() {
     let h = Harness::new();

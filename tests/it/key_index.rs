@@ -68,15 +68,6 @@ async fn history(h: &Harness, cfg: &TableConfig, rounds: u64) -> Vec<ObjectMeta>
     all
 }
 
-fn assert_each_key_once(c: &TableContents, sources: &[String]) {
-    let got = c.event_ids();
-    let doubled: Vec<_> = counts(&got).into_iter().filter(|(_, n)| *n > 1).collect();
-    assert!(doubled.is_empty(), "keys doubled: {doubled:?}");
-    let want: HashSet<&str> = sources.iter().map(String::as_str).collect();
-    let have: HashSet<&str> = got.iter().map(String::as_str).collect();
-    assert_eq!(have, want, "lost: {:?}", want.difference(&have).take(3).collect::<Vec<_>>());
-}
-
 /// New events plus copies of the oldest and of the newest committed events: the index skips the
 /// compacted files between them, reads only the key pages that may hold the task's keys, and
 /// drops every copy, the oldest one included.
