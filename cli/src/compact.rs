@@ -107,11 +107,12 @@ pub(crate) async fn compact_table(ports: &Ports, table: &TableIdent, s: &Compact
     );
     if t.reference_files + t.references_skipped > 0 {
         println!(
-            "  dedup keys of {} reference file(s) of {:.1} MB: {:.2} MB read (footers and key column pages); {} \
-             reference(s) skipped by their key bounds",
+            "  dedup keys of {} reference file(s) of {:.1} MB: {:.2} MB read (footers and key column pages) in {} \
+             GET(s); {} reference(s) skipped by their key bounds",
             t.reference_files,
             t.reference_bytes as f64 / 1e6,
             t.reference_key_bytes as f64 / 1e6,
+            t.reference_requests,
             t.references_skipped
         );
     }

@@ -32,7 +32,8 @@ from docblock import replace_block  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = "bench.events"
 REPORT = re.compile(
-    r"dedup keys of (\d+) reference file\(s\) of ([\d.]+) MB: ([\d.]+) MB read .*?; (\d+) reference\(s\) skipped"
+    r"dedup keys of (\d+) reference file\(s\) of ([\d.]+) MB: ([\d.]+) MB read .*? in (\d+) GET\(s\); "
+    r"(\d+) reference\(s\) skipped"
 )
 
 
@@ -72,13 +73,14 @@ def measure(floe: Path, wh: Path, work: Path, at: int, a, ordered: bool) -> dict
     m = REPORT.search(out)
     if not m:
         raise SystemExit(f"no dedup report in `floe compact`'s output:\n{out}")
-    read, skipped = int(m.group(1)), int(m.group(4))
+    read, gets, skipped = int(m.group(1)), int(m.group(4)), int(m.group(5))
     return {
         "compacted_files": read + skipped,
         "references_read": read,
         "references_skipped": skipped,
         "reference_mb": float(m.group(2)),
         "dedup_mb_read": float(m.group(3)),
+        "dedup_gets": gets,
         # The round's level-0 files make one task (under --max-task-mb): the only one with
         # references (a level-1 merge has none).
         "dedup_mb_per_task": float(m.group(3)),
@@ -113,8 +115,8 @@ def series(floe: Path, work: Path, a, ordered: bool) -> list:
 
 def report(ordered: list, random: list, timed: list, a) -> str:
     def row(kind, rs):
-        cells = [f"{r['dedup_mb_per_task']:.2f} MB ({r['references_read']} read, {r['references_skipped']} skipped)"
-                 for r in rs]
+        cells = [f"{r['dedup_mb_per_task']:.2f} MB, {r['dedup_gets']} GETs ({r['references_read']} read, "
+                 f"{r['references_skipped']} skipped)" for r in rs]
         ratio = rs[-1]["dedup_mb_per_task"] / max(rs[0]["dedup_mb_per_task"], 1e-9)
         return f"| {kind} | " + " | ".join(cells) + f" | **{ratio:.2f}x** |"
 
@@ -125,7 +127,7 @@ def report(ordered: list, random: list, timed: list, a) -> str:
         f"the measured round adds the next files and a redelivered copy of the previous round's first file, "
         f"then `floe compact` (one level-0 task, which references them all). Compacted files in the partition at 1x / 4x / 16x: {counts}.",
         "",
-        "| dedup bytes read per task (references read, skipped) | 1x | 4x | 16x | 16x / 1x (goal <= 1.2x) |",
+        "| dedup bytes and GETs per task (references read, skipped) | 1x | 4x | 16x | bytes 16x / 1x (goal <= 1.2x) |",
         "|---|---|---|---|---|",
         row("time-ordered ids (UUIDv7)", ordered),
         row("random ids (UUIDv4)", random),

@@ -75,6 +75,8 @@ pub(super) struct KeyReads {
     pub file_bytes: u64,
     /// Bytes read: their footers (with the key pages' index) and key column pages.
     pub read: u64,
+    /// The GETs that read them.
+    pub requests: u64,
     /// References not read: their key bounds hold none of the task's keys.
     pub skipped: usize,
 }
@@ -84,6 +86,7 @@ impl KeyReads {
         self.files += other.files;
         self.file_bytes += other.file_bytes;
         self.read += other.read;
+        self.requests += other.requests;
         self.skipped += other.skipped;
     }
 }
@@ -292,7 +295,7 @@ impl KeyIndex {
             Some(r) => r.size,
             None => self.store.head(path).await?.size,
         };
-        let fetched = Arc::new(AtomicU64::new(0));
+        let fetched = Arc::new(Traffic::default());
         let mut reader = Ranged {
             store: self.store.clone(),
             uri: path.to_string(),
@@ -304,7 +307,11 @@ impl KeyIndex {
         let options = ArrowReaderOptions::new().with_page_index_policy(policy);
         let meta = ArrowReaderMetadata::load_async(&mut reader, options).await.map_err(port_error)?;
         let how = self.table.file_match(path, meta.schema().fields())?;
-        let cost = KeyReads { read: fetched.swap(0, Ordering::Relaxed), ..Default::default() };
+        let cost = KeyReads {
+            read: fetched.bytes.swap(0, Ordering::Relaxed),
+            requests: fetched.gets.swap(0, Ordering::Relaxed),
+            ..Default::default()
+        };
         Ok((Opened { path: path.to_string(), reader, fetched, meta, how }, cost))
     }
 
@@ -359,9 +366,10 @@ impl KeyIndex {
                 n += 1;
             }
         }
-        let bytes = fetched.load(Ordering::Relaxed);
+        let bytes = fetched.bytes.load(Ordering::Relaxed);
         debug!(file = path, size, bytes, keys = n, "reference keys read");
         cost.read = bytes;
+        cost.requests = fetched.gets.load(Ordering::Relaxed);
         Ok(cost)
     }
 }
@@ -370,8 +378,8 @@ impl KeyIndex {
 struct Opened<'a> {
     path: String,
     reader: Ranged,
-    /// Bytes `reader` fetched since the footer.
-    fetched: Arc<AtomicU64>,
+    /// What `reader` fetched since the footer.
+    fetched: Arc<Traffic>,
     meta: ArrowReaderMetadata,
     how: conform::Match<'a>,
 }
@@ -454,6 +462,13 @@ fn port_error(e: parquet::errors::ParquetError) -> Error {
     }
 }
 
+/// Bytes and GETs a reader fetched.
+#[derive(Default)]
+struct Traffic {
+    bytes: AtomicU64,
+    gets: AtomicU64,
+}
+
 /// Ranges of one file closer than this are fetched by one GET.
 const COALESCE_GAP: u64 = 64 << 10;
 
@@ -481,7 +496,7 @@ struct Ranged {
     store: Arc<dyn ObjectStore>,
     uri: String,
     size: u64,
-    fetched: Arc<AtomicU64>,
+    fetched: Arc<Traffic>,
     tail: Mutex<Option<(u64, Bytes)>>,
 }
 
@@ -498,7 +513,8 @@ impl Ranged {
             .get_range(&self.uri, range.clone())
             .await
             .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
-        self.fetched.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        self.fetched.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        self.fetched.gets.fetch_add(1, Ordering::Relaxed);
         if range.end == self.size {
             let mut tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
             if tail.as_ref().is_none_or(|(start, _)| range.start < *start) {

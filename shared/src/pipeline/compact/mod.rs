@@ -241,6 +241,8 @@ pub struct TaskOutcome {
     /// Bytes read of them (footers and the key column pages that may hold a key of the task;
     /// part of `bytes_read`).
     pub reference_key_bytes: u64,
+    /// The GETs that read them.
+    pub reference_requests: u64,
     /// References not read at all: the key index (their key bounds) says they hold none of the
     /// task's keys.
     pub references_skipped: usize,
@@ -326,6 +328,7 @@ pub async fn run_planned(
         t.reference_bytes += outcome.reference_bytes;
         t.reference_key_bytes += outcome.reference_key_bytes;
         t.references_skipped += outcome.references_skipped;
+        t.reference_requests += outcome.reference_requests;
         t.bytes_written += outcome.bytes_written;
     }
     if let Some(e) = failed {
@@ -393,6 +396,7 @@ async fn run_indexed(
     out.reference_bytes = key_reads.file_bytes;
     out.reference_key_bytes = key_reads.read;
     out.references_skipped = key_reads.skipped;
+    out.reference_requests = key_reads.requests;
     let batch_key = format!("L{}-{}", task.level, task.id);
     let (t, c) = (table.clone(), cfg.clone());
     let bytes_per_row = (bytes_in as f64 / rows_in.max(1) as f64).max(1.0);
