@@ -334,3 +334,22 @@ async fn a_writer_batch_fetches_and_uploads_side_by_side() {
     assert!(gets.most() >= 4, "objects fetched ahead: at most {} at once", gets.most());
     assert_eq!(c.event_ids().len(), source_event_ids(&files).len());
 }
+
+/// Fetching ahead stays within the bytes the memory settings allow for one object: with room
+/// for two of these objects, never more than two are fetched and not yet decoded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_fetches_ahead_only_within_its_object_budget() {
+    let mut h = Harness::new();
+    let gets = InFlight::new("get_version");
+    h.ports = floe::ports::wrap::wrap(h.ports.clone(), gets.clone());
+    let cfg = events_table("ev.budget");
+    let files = h.events("a", 8, 1000, 22, 0.0).await;
+    let biggest = files.iter().map(|f| f.size).max().unwrap();
+    h.engine.max_object_bytes = 2 * biggest + 1024;
+    let opts = IngestOptions { writers: 1, batch_objects: 8, ..Default::default() };
+    let r = ingest(&h.engine, &h.ports, &cfg, &h.warehouse, files.clone(), &opts).await.expect("ingest");
+    assert!(r.quarantined.is_empty());
+    assert!(gets.most() <= 2, "{} objects fetched at once within room for two", gets.most());
+    assert!(gets.most() >= 2, "still fetched ahead: {}", gets.most());
+    assert_eq!(contents(&h.ports, &cfg.table).await.event_ids().len(), source_event_ids(&files).len());
+}

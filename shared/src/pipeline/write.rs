@@ -336,9 +336,12 @@ const FETCHES_IN_FLIGHT: usize = 8;
 
 /// Reads each object in turn against the batch's schema so far: accepted (evolving the schema
 /// where it adds to it), quarantined with its reason, or recorded as superseded. The objects'
-/// bytes are fetched [`FETCHES_IN_FLIGHT`] ahead, in order (a batch of 1,000 small objects
-/// would otherwise wait 1,000 GETs one after another); decoding stays in order, since each
-/// object is read against the schema the ones before it left.
+/// bytes are fetched up to [`FETCHES_IN_FLIGHT`] ahead, in order (a batch of 1,000 small objects
+/// would otherwise wait 1,000 GETs one after another), while the bytes fetched and not yet
+/// decoded stay within `max_object_bytes`: the one object's bytes the memory settings allow for
+/// (`EngineConfig::for_memory`), so a batch of big objects is read one at a time as before.
+/// Decoding stays in order, since each object is read against the schema the ones before it
+/// left.
 async fn read_all(
     cfg: &EngineConfig,
     ports: &Ports,
@@ -349,15 +352,31 @@ async fn read_all(
 ) -> Result<Read> {
     use futures::StreamExt;
     let mut read = Read { accepted: vec![], view: std::sync::Arc::new(table.clone()), changes: vec![] };
-    let mut fetches = futures::stream::iter(objects)
-        .map(|(id, obj)| async move {
+    // In KiB; an object bigger than the whole budget takes all of it and is read alone.
+    let total = (cfg.max_object_bytes >> 10).clamp(1, u32::MAX as u64) as u32;
+    let budget = Arc::new(tokio::sync::Semaphore::new(total as usize));
+    // Permits are taken one object after another, in order (`then`), before a fetch starts: a
+    // later object never holds bytes an earlier one waits for. Each lives until its object is
+    // decoded. (The budget is never closed.)
+    let fetches = futures::stream::iter(objects)
+        .then(|(id, obj)| {
+            let budget = budget.clone();
+            async move {
+                let kib = (obj.size >> 10).clamp(1, total as u64) as u32;
+                let permit = budget.acquire_many_owned(kib).await.ok();
+                (id, obj, permit)
+            }
+        })
+        .map(|(id, obj, permit)| async move {
             let got = fetch(cfg, ports, &obj).await;
-            (id, obj, got)
+            (id, obj, got, permit)
         })
         .buffered(FETCHES_IN_FLIGHT);
-    while let Some((id, obj, got)) = fetches.next().await {
+    let mut fetches = std::pin::pin!(fetches);
+    while let Some((id, obj, got, permit)) = fetches.next().await {
         let read_started = Instant::now();
         let fetched = decode_fetched(cfg, ports, &read.view, route, got?, out).await?;
+        drop(permit);
         ports.metrics.count("source_objects", 1);
         match fetched {
             Fetched::Superseded(rejection) => {
@@ -395,8 +414,8 @@ async fn read_all(
     Ok(read)
 }
 
-/// Files a writer batch uploads at once, and the bytes they may hold together (a file bigger
-/// than that goes alone).
+/// Files a writer batch uploads at once, and the bytes they may hold together (at most
+/// `max_object_bytes`, which the memory settings size; a file bigger than that goes alone).
 const UPLOADS_IN_FLIGHT: usize = 16;
 const UPLOAD_BYTES_IN_FLIGHT: usize = 64 << 20;
 
@@ -435,8 +454,11 @@ async fn encode_and_upload(
             tx.blocking_send((meta, body)).map_err(|_| Error::internal("the uploader stopped"))
         })
     });
+    // Written before any upload starts: the oldest a file's bytes can be.
+    let mut written_ms = Some(chrono::Utc::now().timestamp_millis());
+    let bytes_in_flight = UPLOAD_BYTES_IN_FLIGHT.min(cfg.max_object_bytes as usize).max(1 << 20);
     let slots = Arc::new(tokio::sync::Semaphore::new(UPLOADS_IN_FLIGHT));
-    let budget = Arc::new(tokio::sync::Semaphore::new(UPLOAD_BYTES_IN_FLIGHT >> 10));
+    let budget = Arc::new(tokio::sync::Semaphore::new(bytes_in_flight >> 10));
     let mut uploads = tokio::task::JoinSet::new();
     let mut done: Vec<(usize, DataFileMeta, Option<i64>)> = vec![];
     let closed = |e: tokio::sync::AcquireError| Error::internal(format!("upload slots closed: {e}"));
@@ -445,7 +467,7 @@ async fn encode_and_upload(
     };
     let mut n = 0;
     while let Some((meta, body)) = rx.recv().await {
-        let kib = (body.len() >> 10).clamp(1, UPLOAD_BYTES_IN_FLIGHT >> 10) as u32;
+        let kib = (body.len() >> 10).clamp(1, bytes_in_flight >> 10) as u32;
         let slot = slots.clone().acquire_owned().await.map_err(closed)?;
         let bytes = budget.clone().acquire_many_owned(kib).await.map_err(closed)?;
         let (ports, cfg, i) = (ports.clone(), cfg.clone(), n);
@@ -466,7 +488,6 @@ async fn encode_and_upload(
     }
     done.sort_unstable_by_key(|(i, _, _)| *i);
     let mut files = Vec::with_capacity(done.len());
-    let mut written_ms = Some(chrono::Utc::now().timestamp_millis());
     for (_, meta, at) in done {
         written_ms = oldest(written_ms, at);
         out.rows_out += meta.record_count;
