@@ -14,7 +14,7 @@ WAREHOUSE ?= warehouse
 LAMBDA_PROFILE := CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
 	CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 
-.PHONY: build build-tests run test test-rust test-python venv checkov-venv localstack-venv bench bench-dedup bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-coldstart-lambda bench-model lint fmt clean lambda deploy destroy deploy-local destroy-local
+.PHONY: build build-tests run test test-rust test-python venv checkov-venv localstack-venv bench bench-dedup bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-coldstart-lambda bench-model bench-scale lint fmt clean lambda deploy destroy deploy-local destroy-local
 
 build:
 	$(CARGO) build --release --workspace
@@ -84,7 +84,7 @@ BENCH_JSON := $(TARGET)/bench/bench.json
 bench: build venv
 	$(VENV)/bin/pip install --quiet matplotlib==3.10.7 pyiceberg-core==0.11.0
 	$(VENV)/bin/python tests/bench/throughput.py --floe $(FLOE) --doc docs/PERFORMANCE.md --json-out $(BENCH_JSON) $(BENCH_ARGS)
-	$(MAKE) --no-print-directory bench-dedup bench-soak bench-soak-moto bench-coldstart-lambda bench-model bench-memory bench-table
+	$(MAKE) --no-print-directory bench-dedup bench-soak bench-soak-moto bench-coldstart-lambda bench-scale bench-model bench-memory bench-table
 
 # Exact dedup's reads per compaction task as the partition grows (1x, 4x, 16x its compacted
 # files), with time-ordered ids, random ids, and a key that leads with the event time.
@@ -118,7 +118,16 @@ bench-coldstart-lambda: build venv
 bench-model: build venv
 	$(VENV)/bin/pip install --quiet matplotlib==3.10.7
 	@test -f $(BENCH_JSON) || { echo "run make bench first (it writes $(BENCH_JSON))" >&2; exit 2; }
-	$(VENV)/bin/python tests/bench/model.py --floe $(FLOE) --bench-json $(BENCH_JSON) --doc docs/PERFORMANCE.md $(MODEL_ARGS)
+	$(VENV)/bin/python tests/bench/model.py --floe $(FLOE) --bench-json $(BENCH_JSON) \
+		--scale-json $(TARGET)/bench/scale.json --doc docs/PERFORMANCE.md $(MODEL_ARGS)
+
+# The scale model checked against measurement, at the tuned preset's sizes, with AWS's published
+# latencies: one writer batch, one committer loaded at 40,000 files/min for 10 minutes, and its
+# saturation point with a standing backlog (SCALE_ARGS="--seconds 60" for a shorter load).
+bench-scale: build venv
+	$(VENV)/bin/pip install --quiet matplotlib==3.10.7
+	$(VENV)/bin/python tests/bench/scale.py --floe $(FLOE) --doc docs/PERFORMANCE.md \
+		--json-out $(TARGET)/bench/scale.json $(SCALE_ARGS)
 
 # A table's commit cost and shape against its age: plots in docs/img/, figures in
 # docs/BENCHMARKS.md#table-age (TABLE_ARGS=--commits 2000 for a shorter run).

@@ -290,12 +290,12 @@ fn raw_sort_encode(
 /// Which CPU time a measurement counts: the calling thread's (single-threaded work) or the
 /// whole process's (the pipeline, on every core).
 #[derive(Clone, Copy)]
-enum Cpu {
+pub(crate) enum Cpu {
     Thread,
     Process,
 }
 
-fn cpu_now(which: Cpu) -> Duration {
+pub(crate) fn cpu_now(which: Cpu) -> Duration {
     let id = match which {
         Cpu::Thread => libc::CLOCK_THREAD_CPUTIME_ID,
         Cpu::Process => libc::CLOCK_PROCESS_CPUTIME_ID,

@@ -9,6 +9,8 @@ mod function;
 mod generate;
 mod ingest;
 mod inputs;
+mod latency;
+mod loadtest;
 mod longrun;
 mod progress;
 mod quarantine;
@@ -45,6 +47,9 @@ enum Command {
     /// Measure a table's commit cost and shape against its age (thousands of small commits and
     /// compactions; one CSV row per commit).
     BenchTable(longrun::TableBenchArgs),
+    /// Load one committer at a rate (synthetic file manifests copied from a real writer batch)
+    /// against ports that take as long as S3's and DynamoDB's published latencies.
+    BenchCommitter(loadtest::CommitterBenchArgs),
     /// List and replay quarantined source objects.
     #[command(subcommand)]
     Quarantine(quarantine::QuarantineCommand),
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
             Command::Backfill(a) => backfill::run(a).await,
             Command::Bench(a) => bench::run(a).await,
             Command::BenchTable(a) => longrun::run(a).await,
+            Command::BenchCommitter(a) => loadtest::run(a),
             Command::Quarantine(c) => quarantine::run(c).await,
         }
     });

@@ -88,6 +88,7 @@ K = {
     "DELETE_PARALLEL": [64, "table/maintain.rs DELETE_PARALLEL: Cleanup::run deletes expired files 64 at a time"],
     "FETCHES_IN_FLIGHT": [8, "pipeline/write.rs FETCHES_IN_FLIGHT: a writer batch's objects fetched ahead, in order"],
     "UPLOADS_IN_FLIGHT": [16, "pipeline/write.rs UPLOADS_IN_FLIGHT: a writer batch's data files uploaded side by side"],
+    "CLAIMS_IN_FLIGHT": [16, "handlers/mod.rs CLAIMS_IN_FLIGHT: a committer invocation's claim checks read, then deleted, 16 at a time"],
     "REWRITES_PER_SNAPSHOT": [100, "commit/rewrite.rs REWRITES_PER_SNAPSHOT: a batch's rewrite requests share a snapshot, 100 at most"],
     "REF_READ_FRACTION": [0.12, "compact/keys.rs: references read by ranged GETs of footer and key column (measured)"],
     "REF_GETS": [2, "compact/keys.rs: a ranged GET of the footer (64 KiB hint), then one of the key column chunk"],
@@ -126,6 +127,10 @@ K = {
     "LEDGER_ITEM_BYTES": [300, "DynamoDB ledger item (pk table|uri#etag, state, snapshot ids); kept FLOE_LEDGER_TTL_DAYS"],
     # Measured by this script (defaults: a run on the 2-core CI VM, 2026-12-01; --quick uses them)
     "WRITER_EV_CPU_S": [318894, "measured: bench.json 'writer path' events per CPU-second"],
+    "WRITER_BENCH_EVENTS": [350000, "floe bench: events per writer batch its WRITER_EV_CPU_S is measured on (200 files of 3,500 events, 2 batches)"],
+    "WRITER_BIG_EV_CPU_S": [161000, "measured: make bench-scale (--scale-json), one writer batch of the preset's size: events per CPU-second "
+                            "(between the two batch sizes the rate is interpolated in log-log)"],
+    "WRITER_BIG_EVENTS": [3500000, "measured: make bench-scale, the events of that batch (1,000 files of 3,500 events)"],
     "DECODE_EV_CPU_S": [1583530, "measured: bench.json 'decode arrow-avro' events per CPU-second"],
     "AVRO_B_PER_EVENT": [174.0, "measured: bench.json avro_bytes / events"],
     "COMMIT_MS": [3.6, "measured: floe bench-table median append latency (embedded; CPU + local I/O)"],
@@ -165,7 +170,7 @@ REQUESTS = [
     ("commit", "DynamoDB GetItem pending index", "1 per EXPIRE_BATCH commits", "commit/mod.rs expiring -> pending_snapshots"),
     ("commit", "S3 PUT manifest, manifest list, metadata.json", "3 (+ merged manifest, dropped record)", "table/snapshot.rs plan_snapshot, mod.rs publish"),
     ("commit", "S3 DELETE old metadata.json, expired lists, dropped files", "1 + expired, in turn", "mod.rs publish, table/maintain.rs Cleanup::run"),
-    ("commit", "S3 GET claim check, in turn", "per message > 240 KiB", "handlers/mod.rs commit_messages"),
+    ("commit", "S3 GET claim check, then DELETE once settled, 16 at a time", "per message > 240 KiB", "handlers/mod.rs commit_messages, handle_committer"),
     ("compaction tick", "S3 GET metadata.json, list, every manifest", "2 + manifests", "compact/mod.rs plan_table"),
     ("compaction task", "S3 GET inputs and dedup references, whole, in turn", "inputs + references", "compact/mod.rs run_task"),
     ("compaction task", "S3 PUT outputs; SQS rewrite request (+ claim check)", "outputs + 1", "compact/mod.rs run_task"),
@@ -252,6 +257,18 @@ def get_s(nbytes):
     return k("S3_GET_MS") / 1000 + nbytes / (k("S3_MBPS") * MB)
 
 
+def writer_rate(n):
+    """The writer's events per CPU-second for a batch of n events: measured at floe bench's batch
+    and at the preset's (make bench-scale); bigger batches run slower per event (more memory
+    touched per row: page faults and allocator time dominate a profile of the big one)."""
+    n0, r0, n1, r1 = k("WRITER_BENCH_EVENTS"), k("WRITER_EV_CPU_S"), k("WRITER_BIG_EVENTS"), k("WRITER_BIG_EV_CPU_S")
+    if n <= n0 or n1 <= n0:
+        return r0
+    if n >= n1:
+        return r1
+    return r0 * (r1 / r0) ** (math.log(n / n0) / math.log(n1 / n0))
+
+
 def writer_memory(batch):
     """infra/locals.tf writer_memory: 3 x Avro bytes of a batch + 100 MB, 64 MB steps, >= 1024."""
     return max(1024, math.ceil((3 * batch * k("EXPECTED_OBJECT_MB") + 100) / 64) * 64)
@@ -265,7 +282,7 @@ def writer(files_s, q, shares):
     n = b * k("EVENTS_PER_FILE")
     d = distinct(n * (1 - q), shares) + distinct(n * q, shares)
     mem = writer_memory(b)
-    cpu = n / k("WRITER_EV_CPU_S") / vcpu(mem)
+    cpu = n / writer_rate(n) / vcpu(mem)
     dec = n / k("DECODE_EV_CPU_S") / vcpu(mem)
     obj = k("EVENTS_PER_FILE") * k("AVRO_B_PER_EVENT")
     fbytes = n * k("AVRO_B_PER_EVENT") * k("PARQUET_L0_RATIO") / d
@@ -287,7 +304,8 @@ def append_time(m, w, meta_bytes):
     cpu = (k("COMMIT_MS") + k("APPEND_FILE_MS") * f) / 1000 / vcpu(k("COMMITTER_MB"))
     ddb = (8 + 1 / k("EXPIRE_BATCH")) * k("DDB_MS") / 1000 + math.ceil(s / 100) * k("DDB_BATCH_MS") / 1000
     ledger = 2 * s * k("DDB_MS") / 1000 / k("LEDGER_PARALLEL")
-    s3 = put_s(f * k("ENTRY_BYTES")) + put_s(2000) + put_s(meta_bytes) + m * w["claim"] * get_s(w["msg"])
+    claims = math.ceil(m / k("CLAIMS_IN_FLIGHT")) * w["claim"] * (get_s(w["msg"]) + k("S3_DELETE_MS") / 1000)
+    s3 = put_s(f * k("ENTRY_BYTES")) + put_s(2000) + put_s(meta_bytes) + claims
     return cpu + ddb + ledger + s3 + k("S3_DELETE_MS") / 1000
 
 
@@ -578,6 +596,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--floe", default="target/release/floe")
     ap.add_argument("--bench-json", help="output of `floe bench --json` (the writer's measured rate)")
+    ap.add_argument("--scale-json", help="output of tests/bench/scale.py (the writer's rate at the preset's batch)")
     ap.add_argument("--doc", help="write the report between the model markers of this Markdown file")
     ap.add_argument("--img-dir", default="docs/img")
     ap.add_argument("--quick", action="store_true", help="run nothing: the measured figures' defaults")
@@ -595,6 +614,10 @@ def main():
         K["DECODE_EV_CPU_S"][0] = by["decode arrow-avro"]["events_per_cpu_s"]
         K["AVRO_B_PER_EVENT"][0] = b["avro_bytes"] / b["events"]
         a.bench_source = f"`floe bench` on {b['files']} files, {b['events']:,} events, {b['avro_bytes'] / MB:,.1f} MB of Avro"
+    if a.scale_json and Path(a.scale_json).exists():
+        w = json.load(open(a.scale_json))["writer"]
+        K["WRITER_BIG_EV_CPU_S"][0] = w["events"] / w["cpu_s"]
+        K["WRITER_BIG_EVENTS"][0] = w["events"]
     measured = not (a.quick or a.commit_ms is not None)
     if measured:
         with tempfile.TemporaryDirectory() as tmp:

@@ -52,7 +52,7 @@ fn pk(table: &TableIdent, id: &str) -> String {
 const QUARANTINE: &str = "quarantine|";
 const PENDING_INDEX: &str = "pending-snapshots|";
 /// Ledger marks (one conditional UpdateItem per source) in flight at once.
-const MARKS_IN_FLIGHT: usize = 32;
+pub const MARKS_IN_FLIGHT: usize = 32;
 
 impl DynamoDbLedger {
     /// The ledger in DynamoDB table `table`.

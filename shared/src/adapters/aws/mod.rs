@@ -16,7 +16,7 @@ mod sqs_queue;
 
 use std::sync::Arc;
 
-pub use dynamodb_ledger::DynamoDbLedger;
+pub use dynamodb_ledger::{DynamoDbLedger, MARKS_IN_FLIGHT};
 pub use dynamodb_lock::DynamoDbLock;
 pub use dynamodb_table_pointer::DynamoDbTablePointer;
 pub use glue_table_pointer::GlueTablePointer;

@@ -51,17 +51,7 @@ impl SqsQueue {
 #[async_trait]
 impl Queue for SqsQueue {
     async fn send(&self, body: String) -> Result<(), PortError> {
-        let body = if body.len() > CLAIM_CHECK_THRESHOLD {
-            let (store, prefix) = self.claims.as_ref().ok_or_else(|| {
-                PortError::Invalid(format!("a {} byte message needs a claim check store (FLOE_WAREHOUSE)", body.len()))
-            })?;
-            let uri = format!("{prefix}/{}.json", uuid::Uuid::new_v4());
-            // Create-only, like every object Floe writes (a fresh name never exists).
-            store.put_if_absent(&uri, Bytes::from(body)).await?;
-            format!("{CLAIM_PREFIX}{uri}")
-        } else {
-            body
-        };
+        let body = self.claim(body).await?;
         self.client
             .send_message()
             .queue_url(&self.url)
@@ -132,6 +122,21 @@ impl Queue for SqsQueue {
 }
 
 impl SqsQueue {
+    /// The body as it travels on SQS: itself, or past [`CLAIM_CHECK_THRESHOLD`] bytes a claim
+    /// check to it, stored first (create-only, like every object Floe writes: a fresh name never
+    /// exists).
+    pub async fn claim(&self, body: String) -> Result<String, PortError> {
+        if body.len() <= CLAIM_CHECK_THRESHOLD {
+            return Ok(body);
+        }
+        let (store, prefix) = self.claims.as_ref().ok_or_else(|| {
+            PortError::Invalid(format!("a {} byte message needs a claim check store (FLOE_WAREHOUSE)", body.len()))
+        })?;
+        let uri = format!("{prefix}/{}.json", uuid::Uuid::new_v4());
+        store.put_if_absent(&uri, Bytes::from(body)).await?;
+        Ok(format!("{CLAIM_PREFIX}{uri}"))
+    }
+
     /// Deletes the claim check `body` points to, if it is one: its message is settled (every
     /// effect of it is durable elsewhere), so nothing will read it again. Best effort: a claim
     /// left behind expires with the bucket's lifecycle rule.
