@@ -89,6 +89,8 @@ K = {
     "FETCHES_IN_FLIGHT": [8, "pipeline/write.rs FETCHES_IN_FLIGHT: a writer batch's objects fetched ahead, in order"],
     "UPLOADS_IN_FLIGHT": [16, "pipeline/write.rs UPLOADS_IN_FLIGHT: a writer batch's data files uploaded side by side"],
     "CLAIMS_IN_FLIGHT": [16, "handlers/mod.rs CLAIMS_IN_FLIGHT: a committer invocation's claim checks read, then deleted, 16 at a time"],
+    "INPUTS_IN_FLIGHT": [16, "compact/mod.rs INPUTS_IN_FLIGHT: a compaction task's input files fetched 16 at a time"],
+    "REFERENCES_IN_FLIGHT": [16, "compact/keys.rs REFERENCES_IN_FLIGHT: a task's dedup references probed 16 at a time"],
     "REWRITES_PER_SNAPSHOT": [100, "commit/rewrite.rs REWRITES_PER_SNAPSHOT: a batch's rewrite requests share a snapshot, 100 at most"],
     "REF_READ_FRACTION": [0.12, "compact/keys.rs: references read by ranged GETs of footer and key column (measured)"],
     "REF_GETS": [2, "compact/keys.rs: a ranged GET of the footer (64 KiB hint), then one of the key column chunk"],
@@ -97,6 +99,7 @@ K = {
                      "table uses), so the key index (compact/prune.rs) reads only the files and key pages that may hold a "
                      "task's keys; 0: random ids, every reference's key column (make bench-dedup)"],
     "KEY_PAGE_ROWS": [1024, "convert/parquet.rs KEY_PAGE_BYTES: 16 KiB key pages of 16-byte ids"],
+    "KEY_COALESCE_GAP": [1 << 20, "compact/keys.rs COALESCE_GAP: key page ranges less than 1 MiB apart share a GET"],
     "FOOTER_READ_BYTES": [64 * 1024, "compact/keys.rs FOOTER_HINT: a candidate reference's footer and page index, one ranged GET"],
     "SHARED_KEY_BYTES": [256 * MIB, "compactor.rs: min(memory/8, 256 MiB): reference keys a run keeps for its tasks (keys.rs KeyIndex); past it each task streams its references"],
     # AWS behaviour (not measured here: typical in-region figures; AWS's S3 guidelines quote
@@ -172,7 +175,7 @@ REQUESTS = [
     ("commit", "S3 DELETE old metadata.json, expired lists, dropped files", "1 + expired, in turn", "mod.rs publish, table/maintain.rs Cleanup::run"),
     ("commit", "S3 GET claim check, then DELETE once settled, 16 at a time", "per message > 240 KiB", "handlers/mod.rs commit_messages, handle_committer"),
     ("compaction tick", "S3 GET metadata.json, list, every manifest", "2 + manifests", "compact/mod.rs plan_table"),
-    ("compaction task", "S3 GET inputs and dedup references, whole, in turn", "inputs + references", "compact/mod.rs run_task"),
+    ("compaction task", "S3 GET inputs (16 at a time), then dedup references' footers and key pages", "inputs + references", "compact/mod.rs run_task, keys.rs"),
     ("compaction task", "S3 PUT outputs; SQS rewrite request (+ claim check)", "outputs + 1", "compact/mod.rs run_task"),
     ("rewrite commit", "S3 PUT every manifest holding a removed file", "manifests touched + 3", "snapshot.rs removal_slots"),
 ]
@@ -330,6 +333,23 @@ def committer(w, other, meta_bytes):
                 files=m * w["d"], backlog_h=(lam - served) * 3600)
 
 
+def key_page_reads(touched, pages, files):
+    """Pages fetched and GETs for `touched` key pages scattered at random over `pages` pages of
+    `files` files, where pages less than KEY_COALESCE_GAP apart share a GET (compact/keys.rs
+    coalesce): per file, a page starts a new GET when the gap to the one before exceeds the
+    gap (probability exp(-density x gap)); a merged gap is fetched too."""
+    per_file, span = touched / files, pages / files
+    if per_file <= 1:
+        return touched, touched
+    gap = k("KEY_COALESCE_GAP") / (k("KEY_PAGE_ROWS") * k("KEY_BYTES_PER_ROW"))
+    rate = per_file / span  # touched pages per page
+    new = math.exp(-rate * gap)
+    gets = 1 + (per_file - 1) * new
+    merged_gap = 1 / rate - gap * new / max(1e-12, 1 - new)  # mean gap, given it is under the limit
+    fetched = min(span, per_file + (per_file - gets) * max(0.0, merged_gap))
+    return fetched * files, gets * files
+
+
 def chain(c, mt, shared):
     """Bytes a chain of c tasks reads as references to the inputs of the tasks before it
     (compact/plan.rs chain): each task all earlier ones, or each input once if shared."""
@@ -379,14 +399,19 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
             pages_w = max(1.0, window / row_c / k("KEY_PAGE_ROWS"))
             late = q0 * p / (k("AVRO_B_PER_EVENT") * k("PARQUET_L0_RATIO")) / c0 * k("OFFLINE_FRAC")
             touched = pages_w * (1 - math.exp(-late / pages_w)) + 1  # and the newest file's last page
-            idx_read += c0 * (files_w * k("FOOTER_READ_BYTES") + touched * k("KEY_PAGE_ROWS") * k("KEY_BYTES_PER_ROW"))
-            idx_gets += c0 * (files_w + touched)
+            fetched, gets = key_page_reads(touched, pages_w, files_w)
+            idx_read += c0 * (files_w * k("FOOTER_READ_BYTES") + fetched * k("KEY_PAGE_ROWS") * k("KEY_BYTES_PER_ROW"))
+            idx_gets += c0 * (files_w + gets)
             idx_keys += c0 * touched * k("KEY_PAGE_ROWS")
         refs = 0.0
     whole = refs + ch0 + ch2  # reference bytes; the code reads REF_READ_FRACTION of them
     ref_files = refs / tgt + ch0 / max(q0 / max(files0, 1), 1) + ch2 / tgt
     gets = files0 + n_out / 2 + ref_files * k("REF_GETS") + idx_gets
-    io = gets * k("S3_GET_MS") / 1000 + (q0 + q1 + whole * k("REF_READ_FRACTION") + idx_read) / (k("S3_MBPS") * MB)
+    # a task's inputs are fetched INPUTS_IN_FLIGHT at once, its references probed
+    # REFERENCES_IN_FLIGHT at once (each a footer, then its key pages)
+    waits = (files0 / k("INPUTS_IN_FLIGHT") + n_out / 2
+             + (ref_files * k("REF_GETS") + idx_gets) / k("REFERENCES_IN_FLIGHT"))
+    io = waits * k("S3_GET_MS") / 1000 + (q0 + q1 + whole * k("REF_READ_FRACTION") + idx_read) / (k("S3_MBPS") * MB)
     io += n_out * put_s(min(tgt, q1 * 2 / n_out)) + tasks * k("SQS_MS") / 1000
     rows_per_byte = 1 / (k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO"))
     cpu = (q0 + q1) / (k("COMPACT_MB_CPU_S") * MB * k("ARM_SPEED")) + (whole * rows_per_byte + idx_keys) * k("KEY_ROW_NS") / 1e9

@@ -124,6 +124,8 @@ def main():
     ap.add_argument("--img-dir", default="docs/img")
     ap.add_argument("--seconds", type=int, default=600, help="how long the load runs (the issue: >= 600)")
     ap.add_argument("--objects", type=int, help="sources per writer batch (default: the preset's)")
+    ap.add_argument("--task-objects", type=int, default=1280,
+                    help="sources whose level-0 files the compaction task merges (1,280: ~510 MiB, MAX_TASK_BYTES)")
     ap.add_argument("--json-out", type=Path)
     a = ap.parse_args()
     use_model_profile()
@@ -140,6 +142,8 @@ def main():
         load["manifest_json_bytes"] = writer["manifest_json_bytes"]
         backlog = floe(a.floe, "--template", tmp / "t.json", "--batches", ",".join(map(str, BATCHES)),
                        "--commits", 3, *lat)
+        task = floe(a.floe, "--compaction-task", "--objects", a.task_objects, "--tenants", 1,
+                    "--events-per-file", int(model.k("EVENTS_PER_FILE")), *lat)
         w = model_writer(load["sources_per_message"]) if a.objects is None else None
         if w:  # the model's writer with the rate measured here, next to floe bench's
             saved = [model.K[n][0] for n in ("WRITER_BIG_EV_CPU_S", "WRITER_BIG_EVENTS")]
@@ -158,15 +162,16 @@ def main():
         measured_sat = biggest["files_per_min"]
         model_at_biggest = biggest["messages"] * shape["b"] / model_t[-1] * 60
         sat = model_saturation(shape, meta)
+        model_task_s = model_task(task)
         img = plots(a.img_dir, tmp / "load.csv", backlog, model_t, target) if a.doc else None
-    result = dict(writer=writer, load=load, backlog=backlog, model=dict(
+    result = dict(writer=writer, load=load, backlog=backlog, task=task, model=dict(task_s=model_task_s,
         writer_wall_s=w["wall"] if w else None, writer_files=w["d"] if w else None, interval_s=c["interval"],
         messages_per_commit=c["m"], commit_s=c["t"], busy=c["rho_append"], saturation_files_per_min=sat,
         at_biggest_batch_files_per_min=model_at_biggest, commit_s_by_batch=model_t))
     if a.json_out:
         a.json_out.parent.mkdir(parents=True, exist_ok=True)
         a.json_out.write_text(json.dumps(result, indent=2))
-    text = report(a, writer, load, backlog, w, c, model_t, measured_sat, model_at_biggest, sat, img)
+    text = report(a, writer, load, backlog, task, model_task_s, w, c, model_t, measured_sat, model_at_biggest, sat, img)
     print(text)
     if a.doc:
         replace_block(Path(a.doc), "committer-load", text)
@@ -176,7 +181,18 @@ def ratio(measured, modelled):
     return f"{measured / modelled:.2f}x" if modelled else "n/a"
 
 
-def report(a, writer, load, backlog, w, c, model_t, measured_sat, model_at_biggest, sat, img):
+def model_task(task):
+    """The model's time for one compaction task of these inputs (the terms of model.compaction
+    for one task): its inputs fetched INPUTS_IN_FLIGHT at once, merged at COMPACT_MB_CPU_S, its
+    outputs put in turn."""
+    fetch = math.ceil(task["inputs"] / model.k("INPUTS_IN_FLIGHT")) * model.k("S3_GET_MS") / 1000
+    fetch += task["bytes_read"] / (model.k("S3_MBPS") * model.MB)
+    merge = task["bytes_read"] / (model.k("COMPACT_MB_CPU_S") * model.MB)
+    put = sum(model.put_s(task["bytes_written"] / max(1, task["outputs"])) for _ in range(task["outputs"]))
+    return fetch + merge + put + model.k("SQS_MS") / 1000
+
+
+def report(a, writer, load, backlog, task, model_task_s, w, c, model_t, measured_sat, model_at_biggest, sat, img):
     lines = [
         f"Latencies: S3 lognormal with 5th-95th percentiles {S3_MS[0]:.0f}-{S3_MS[1]:.0f} ms plus "
         f"{S3_MBPS} MB/s, DynamoDB {DDB_MS[0]:.0f}-{DDB_MS[1]:.0f} ms; the model evaluated with their medians "
@@ -209,6 +225,9 @@ def report(a, writer, load, backlog, w, c, model_t, measured_sat, model_at_bigge
         f"{load['lag_s']['p95']:.1f} / {load['lag_s']['max']:.1f} | | |",
         f"| load: peak memory, MB | {load['max_rss_mb']:.0f} | | |",
     ]
+    lines.append(f"| compaction task: {task['inputs']} level-0 files, {task['bytes_read'] / 2**20:,.0f} MiB, "
+                 f"{task['rows_in']:,} rows into {task['outputs']} file(s), wall s (CPU {task['cpu_s']:.1f} s) | "
+                 f"{task['wall_s']:.1f} | {model_task_s:.1f} | {ratio(task['wall_s'], model_task_s)} |")
     for b, t in zip(backlog["batches"], model_t):
         lines.append(f"| backlog: commit of {b['messages']} message(s), {b['sources']:,} sources, s (p50) | "
                      f"{b['commit_s']['p50']:.2f} | {t:.2f} | {ratio(b['commit_s']['p50'], t)} |")

@@ -197,3 +197,43 @@ pub fn assert_each_key_once(c: &TableContents, sources: &[String]) {
     let have: HashSet<&str> = got.iter().map(String::as_str).collect();
     assert_eq!(have, want, "lost: {:?}", want.difference(&have).take(3).collect::<Vec<_>>());
 }
+
+/// Counts the object store's calls of one kind in flight, each held a little, and the most seen
+/// at once.
+pub struct InFlight {
+    what: &'static str,
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl InFlight {
+    pub fn new(what: &'static str) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(InFlight { what, now: Default::default(), most: Default::default() })
+    }
+
+    pub fn most(&self) -> usize {
+        self.most.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl floe::ports::wrap::Around for InFlight {
+    fn call<T, F, Fut>(&self, what: &'static str, mut op: F) -> impl Future<Output = Result<T, floe::PortError>> + Send
+    where
+        T: Send,
+        F: FnMut() -> Fut + Send,
+        Fut: Future<Output = Result<T, floe::PortError>> + Send,
+    {
+        use std::sync::atomic::Ordering::SeqCst;
+        async move {
+            if what != self.what {
+                return op().await;
+            }
+            let n = self.now.fetch_add(1, SeqCst) + 1;
+            self.most.fetch_max(n, SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            let r = op().await;
+            self.now.fetch_sub(1, SeqCst);
+            r
+        }
+    }
+}

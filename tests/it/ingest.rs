@@ -276,46 +276,6 @@ async fn a_file_rewritten_after_it_was_listed_is_superseded() {
     );
 }
 
-/// Counts the object store's calls of one kind in flight, each held a little, and the most seen
-/// at once.
-struct InFlight {
-    what: &'static str,
-    now: std::sync::atomic::AtomicUsize,
-    most: std::sync::atomic::AtomicUsize,
-}
-
-impl InFlight {
-    fn new(what: &'static str) -> std::sync::Arc<Self> {
-        std::sync::Arc::new(InFlight { what, now: Default::default(), most: Default::default() })
-    }
-
-    fn most(&self) -> usize {
-        self.most.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-impl floe::ports::wrap::Around for InFlight {
-    fn call<T, F, Fut>(&self, what: &'static str, mut op: F) -> impl Future<Output = Result<T, floe::PortError>> + Send
-    where
-        T: Send,
-        F: FnMut() -> Fut + Send,
-        Fut: Future<Output = Result<T, floe::PortError>> + Send,
-    {
-        use std::sync::atomic::Ordering::SeqCst;
-        async move {
-            if what != self.what {
-                return op().await;
-            }
-            let n = self.now.fetch_add(1, SeqCst) + 1;
-            self.most.fetch_max(n, SeqCst);
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            let r = op().await;
-            self.now.fetch_sub(1, SeqCst);
-            r
-        }
-    }
-}
-
 /// A batch spanning many partitions makes many small files: the writer fetches its objects
 /// ahead and uploads its files side by side, not one after another, and every row lands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -149,6 +149,31 @@ async fn random_keys_fall_back_to_reading_the_key_columns_with_the_same_result()
     assert_each_key_once(&contents(&h.ports, &cfg.table).await, &all);
 }
 
+/// A task holds all its inputs anyway: it fetches them side by side, and probes its references
+/// side by side too (one at a time, S3's first-byte latency added up per file), with the same
+/// exact result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_fetches_its_inputs_and_probes_its_references_side_by_side() {
+    let mut h = Harness::new();
+    let cfg = table("ev.side_by_side");
+    let first = h.events("a", 16, 4000, 5, 0.0).await;
+    land(&h, &cfg, first.clone()).await;
+    compact(&h, &cfg).await;
+    let mut second = h.events("b", 6, 2000, 6, 0.0).await;
+    let bytes = std::fs::read(floe::adapters::local::uri_to_path(&first[1].uri).unwrap()).unwrap();
+    second.push(h.put_file("b", "copy.avro", &bytes).await);
+    land(&h, &cfg, second.clone()).await;
+    let (inputs, references) = (InFlight::new("get"), InFlight::new("get_range"));
+    h.ports = floe::ports::wrap::wrap(floe::ports::wrap::wrap(h.ports.clone(), inputs.clone()), references.clone());
+    let t = compact(&h, &cfg).await;
+    assert!(t.inputs >= 4 && t.reference_files >= 2, "{t:?}");
+    assert!(inputs.most() >= 2, "inputs fetched one at a time");
+    assert!(references.most() >= 2, "references probed one at a time");
+    let mut all = source_event_ids(&first);
+    all.extend(source_event_ids(&second));
+    assert_each_key_once(&contents(&h.ports, &cfg.table).await, &all);
+}
+
 /// The table's compacted files now.
 async fn plan_after(h: &Harness, cfg: &TableConfig) -> usize {
     let plan = plan_table(&h.ports, &cfg.table, &CompactOptions { full: true, ..Default::default() }).await.unwrap();

@@ -27,6 +27,7 @@ use std::time::Instant;
 
 use arrow_array::RecordBatch;
 use bytes::Bytes;
+use futures::{StreamExt as _, TryStreamExt as _};
 use iceberg::spec::PrimitiveLiteral;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use tracing::info;
@@ -45,6 +46,9 @@ use identity::{constants, identity_values, with_constants};
 use keys::{Found, KeyIndex};
 pub use plan::{DedupWindow, LiveFile, PartitionDebt, Policy, Task};
 pub use share::{Held, Scope, Share};
+
+/// A task's input files fetched at once.
+const INPUTS_IN_FLIGHT: usize = 16;
 
 /// Settings of a compaction run.
 #[derive(Debug, Clone, PartialEq)]
@@ -370,12 +374,12 @@ async fn run_indexed(
     let (loaded, delete_bytes) = Loaded::read(ports.store.as_ref(), table, &task.deletes).await?;
     let loaded = Arc::new(loaded);
     out.bytes_read += delete_bytes;
-    let mut inputs = Vec::with_capacity(task.inputs.len());
-    for f in &task.inputs {
-        let bytes = ports.store.get(&f.path).await?;
-        out.bytes_read += bytes.len() as u64;
-        inputs.push((f.clone(), bytes));
-    }
+    // The inputs, INPUTS_IN_FLIGHT at once (the task holds them all anyway): one at a time, a
+    // task of ~900 level-0 files waited ~2 minutes on S3's first bytes alone.
+    let gets: Vec<_> = task.inputs.iter().map(|f| ports.store.get(&f.path)).collect();
+    let bodies: Vec<Bytes> = futures::stream::iter(gets).buffered(INPUTS_IN_FLIGHT).try_collect().await?;
+    out.bytes_read += bodies.iter().map(|b| b.len() as u64).sum::<u64>();
+    let inputs: Vec<(LiveFile, Bytes)> = task.inputs.iter().cloned().zip(bodies).collect();
     let (t, l) = (table.clone(), loaded.clone());
     let identity = identity_values(table, task);
     let (batches, bytes_in, deleted) = tokio::task::spawn_blocking(move || decode(&t, &inputs, &identity, &l))
