@@ -90,7 +90,7 @@ K = {
     "UPLOADS_IN_FLIGHT": [16, "pipeline/write.rs UPLOADS_IN_FLIGHT: a writer batch's data files uploaded side by side"],
     "CLAIMS_IN_FLIGHT": [16, "handlers/mod.rs CLAIMS_IN_FLIGHT: a committer invocation's claim checks read, then deleted, 16 at a time"],
     "INPUTS_IN_FLIGHT": [16, "compact/mod.rs INPUTS_IN_FLIGHT: a compaction task's input files fetched 16 at a time"],
-    "REFERENCES_IN_FLIGHT": [16, "compact/keys.rs REFERENCES_IN_FLIGHT: a task's dedup references probed 16 at a time"],
+    "REFERENCES_IN_FLIGHT": [8, "compact/keys.rs REFERENCES_IN_FLIGHT: a task's dedup references probed 8 at a time (whole key columns one at a time)"],
     "REWRITES_PER_SNAPSHOT": [100, "commit/rewrite.rs REWRITES_PER_SNAPSHOT: a batch's rewrite requests share a snapshot, 100 at most"],
     "REF_READ_FRACTION": [0.12, "compact/keys.rs: references read by ranged GETs of footer and key column (measured)"],
     "REF_GETS": [2, "compact/keys.rs: a ranged GET of the footer (64 KiB hint), then one of the key column chunk"],

@@ -9,7 +9,9 @@
 //! the inputs of the tasks before it) is read once and its keys kept for the others, while the
 //! keys kept stay under the run's budget; past it, each task streams it again. (The budget is
 //! checked before a file is read: the keys kept may pass it by one file per task running.) A file's keys
-//! stay until the last task that references it has taken them.
+//! stay until the last task that references it has taken them. A task probes several
+//! references at once, but reads one whole key column at a time: its memory for them stays
+//! that of one column (plus the narrow probes' pages, each at most a column).
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -198,9 +200,12 @@ impl KeyIndex {
         if self.table.dedup_key.is_empty() {
             return Ok((found, cost));
         }
-        // References probed REFERENCES_IN_FLIGHT at once: one at a time, a task whose late keys
-        // reach a window of files waited a first byte per footer and per page range in turn.
-        let probes: Vec<_> = task.references.iter().map(|path| self.probe(path, mine, deletes, identity)).collect();
+        // References probed REFERENCES_IN_FLIGHT at once (one at a time, a task whose late keys
+        // reach a window of files waited a first byte per footer and per page range in turn),
+        // but whole key columns one at a time (below).
+        let wide = tokio::sync::Semaphore::new(1);
+        let probes: Vec<_> =
+            task.references.iter().map(|path| self.probe(path, mine, deletes, identity, &wide)).collect();
         let mut each = futures::stream::iter(probes).buffer_unordered(REFERENCES_IN_FLIGHT);
         while let Some((keys, read)) = each.try_next().await? {
             found.keys.extend(keys);
@@ -216,20 +221,20 @@ impl KeyIndex {
         mine: &Mine,
         deletes: &Loaded,
         identity: &[(i32, PrimitiveLiteral)],
+        wide: &tokio::sync::Semaphore,
     ) -> Result<(Vec<Box<[u8]>>, KeyReads)> {
         let (keys, mut cost) = (&mine.keys, KeyReads::default());
-        let known = self.refs.get(path);
-        let claim = self.checkout(path);
-        if let Some(r) = known
+        let of = |kept: &FileKeys| kept.keys.iter().filter(|k| keys.contains(&k[..])).cloned().collect::<Vec<_>>();
+        if let Some(r) = self.refs.get(path)
             && !mine.probe.may_hold(&r.bounds)
         {
+            self.checkout(path);
             cost.skipped += 1;
             return Ok((vec![], cost));
         }
-        if let Claim::Shared(cell) = &claim
-            && let Some(kept) = cell.get()
-        {
-            return Ok((kept.keys.iter().filter(|k| keys.contains(&k[..])).cloned().collect(), cost));
+        if let Some(kept) = self.kept_for(path) {
+            self.checkout(path);
+            return Ok((of(&kept), cost));
         }
         // Pages are worth pruning when the probe can rule some out and rows are not deleted by
         // position (their ordinals would need every row). The footer is then read first, for
@@ -245,9 +250,16 @@ impl KeyIndex {
         }
         let rows = opened.as_ref().map_or(0, |f| f.meta.metadata().file_metadata().num_rows().max(0) as usize);
         let narrow = selection.as_ref().is_some_and(|s| s.row_count() * 2 < rows);
+        // A whole key column is read by one probe of the task at a time, and whether its keys are
+        // kept is decided only then: the budget check sees what the task's last one kept, so
+        // the keys kept pass the budget by one file per task at most, as with probes in turn.
+        let _one = match narrow {
+            true => None,
+            false => Some(wide.acquire().await.map_err(|e| Error::internal(format!("key reads: {e}")))?),
+        };
         let mut out = vec![];
-        match claim {
-            Claim::Shared(cell) if !narrow => {
+        match self.checkout(path) {
+            Claim::Shared(cell) if cell.get().is_some() || !narrow => {
                 let kept = cell
                     .get_or_try_init(|| async {
                         let f = self.opened(path, opened, &mut cost).await?;
@@ -256,7 +268,7 @@ impl KeyIndex {
                         Ok::<_, Error>(Arc::new(FileKeys::new(kept, self.kept.clone())))
                     })
                     .await?;
-                out.extend(kept.keys.iter().filter(|k| keys.contains(&k[..])).cloned());
+                out = of(kept);
             }
             _ => {
                 let f = self.opened(path, opened, &mut cost).await?;
@@ -269,6 +281,12 @@ impl KeyIndex {
             }
         }
         Ok((out, cost))
+    }
+
+    /// The keys of `path` kept for the run already, if they are.
+    fn kept_for(&self, path: &str) -> Option<Arc<FileKeys>> {
+        let files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        files.get(path).filter(|e| e.shared).and_then(|e| e.keys.get().cloned())
     }
 
     /// `opened`, or `path` opened now (its footer without the page index).
@@ -484,7 +502,7 @@ struct Traffic {
 }
 
 /// References a task probes at once.
-const REFERENCES_IN_FLIGHT: usize = 16;
+const REFERENCES_IN_FLIGHT: usize = 8;
 
 /// Ranges of one file closer than this are fetched by one GET. The break-even of a GET's price
 /// ($0.0004 per 1,000) against the Lambda time the bytes between take (a 3,008 MB compactor
