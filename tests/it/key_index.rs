@@ -134,13 +134,7 @@ async fn a_false_positive_costs_a_read_and_never_drops_a_row() {
 async fn random_keys_fall_back_to_reading_the_key_columns_with_the_same_result() {
     let h = Harness::new();
     let cfg = table("ev.random");
-    let first = h.events("a", 6, 4000, 3, 0.0).await;
-    land(&h, &cfg, first.clone()).await;
-    compact(&h, &cfg).await;
-    let mut second = h.events("b", 2, 4000, 4, 0.0).await;
-    let bytes = std::fs::read(floe::adapters::local::uri_to_path(&first[2].uri).unwrap()).unwrap();
-    second.push(h.put_file("b", "copy.avro", &bytes).await);
-    land(&h, &cfg, second.clone()).await;
+    let (first, second) = random_rounds(&h, &cfg, (6, 4000, 3), (2, 4000, 4), 2).await;
     let t = compact(&h, &cfg).await;
     assert_eq!(t.references_skipped, 0, "random keys fall in every range: {t:?}");
     assert!(t.reference_files > 0);
@@ -156,13 +150,7 @@ async fn random_keys_fall_back_to_reading_the_key_columns_with_the_same_result()
 async fn a_task_fetches_its_inputs_and_probes_its_references_side_by_side() {
     let mut h = Harness::new();
     let cfg = table("ev.side_by_side");
-    let first = h.events("a", 16, 4000, 5, 0.0).await;
-    land(&h, &cfg, first.clone()).await;
-    compact(&h, &cfg).await;
-    let mut second = h.events("b", 6, 2000, 6, 0.0).await;
-    let bytes = std::fs::read(floe::adapters::local::uri_to_path(&first[1].uri).unwrap()).unwrap();
-    second.push(h.put_file("b", "copy.avro", &bytes).await);
-    land(&h, &cfg, second.clone()).await;
+    let (first, second) = random_rounds(&h, &cfg, (16, 4000, 5), (6, 2000, 6), 1).await;
     let (inputs, references) = (InFlight::new("get"), InFlight::new("get_range"));
     h.ports = floe::ports::wrap::wrap(floe::ports::wrap::wrap(h.ports.clone(), inputs.clone()), references.clone());
     let t = compact(&h, &cfg).await;
@@ -172,6 +160,25 @@ async fn a_task_fetches_its_inputs_and_probes_its_references_side_by_side() {
     let mut all = source_event_ids(&first);
     all.extend(source_event_ids(&second));
     assert_each_key_once(&contents(&h.ports, &cfg.table).await, &all);
+}
+
+/// Random-id files (count, events each, seed) landed and compacted, then a second round landed
+/// with a copy of the first round's file `copied`: both rounds' sources.
+async fn random_rounds(
+    h: &Harness,
+    cfg: &TableConfig,
+    (n1, e1, s1): (u64, usize, u64),
+    (n2, e2, s2): (u64, usize, u64),
+    copied: usize,
+) -> (Vec<ObjectMeta>, Vec<ObjectMeta>) {
+    let first = h.events("a", n1, e1, s1, 0.0).await;
+    land(h, cfg, first.clone()).await;
+    compact(h, cfg).await;
+    let mut second = h.events("b", n2, e2, s2, 0.0).await;
+    let bytes = std::fs::read(floe::adapters::local::uri_to_path(&first[copied].uri).unwrap()).unwrap();
+    second.push(h.put_file("b", "copy.avro", &bytes).await);
+    land(h, cfg, second.clone()).await;
+    (first, second)
 }
 
 /// The table's compacted files now.
