@@ -85,6 +85,8 @@ K = {
     "LISTED_BATCH_IDS": [50, "pipeline/commit/append.rs LISTED_BATCHES (ids in each snapshot summary)"],
     # Code-level knobs: the code as it is
     "LEDGER_PARALLEL": [32, "adapters/aws/dynamodb_ledger.rs record: one UpdateItem per source, MARKS_IN_FLIGHT = 32 at once"],
+    "LEDGER_WRITES": [2, "commit/append.rs: ledger writes per source (pending before the swap, committed after); 1: what-if of a "
+                      "pending record per commit instead of per source (not built)"],
     "DELETE_PARALLEL": [64, "table/maintain.rs DELETE_PARALLEL: Cleanup::run deletes expired files 64 at a time"],
     "FETCHES_IN_FLIGHT": [8, "pipeline/write.rs FETCHES_IN_FLIGHT: a writer batch's objects fetched ahead, in order"],
     "UPLOADS_IN_FLIGHT": [16, "pipeline/write.rs UPLOADS_IN_FLIGHT: a writer batch's data files uploaded side by side"],
@@ -98,6 +100,10 @@ K = {
     "KEY_CONFINED": [1, "1: the dedup key follows event time (time-ordered ids, or the key `event_time, event_id` this model's "
                      "table uses), so the key index (compact/prune.rs) reads only the files and key pages that may hold a "
                      "task's keys; 0: random ids, every reference's key column (make bench-dedup)"],
+    "LATE_DEFERRED": [0, "1: what-if of a design not built (docs/ARCHITECTURE.md, \"Late keys, once per partition\"): level-0 tasks "
+                      "write rows older than the plan's snapshot less LATE_AFTER_S to late files, probed by one task per "
+                      "partition a tick against the window; 0: the code as it is, each task probes its own late keys"],
+    "LATE_AFTER_S": [600, "the design's floe.late-after-ms: rows whose event time is this far behind the plan are late"],
     "KEY_PAGE_ROWS": [1024, "convert/parquet.rs KEY_PAGE_BYTES: 16 KiB key pages of 16-byte ids"],
     "KEY_COALESCE_GAP": [1 << 20, "compact/keys.rs COALESCE_GAP: key page ranges less than 1 MiB apart share a GET"],
     "FOOTER_READ_BYTES": [64 * 1024, "compact/keys.rs FOOTER_HINT: a candidate reference's footer and page index, one ranged GET"],
@@ -306,7 +312,7 @@ def append_time(m, w, meta_bytes):
     s, f = m * w["b"], m * w["d"]
     cpu = (k("COMMIT_MS") + k("APPEND_FILE_MS") * f) / 1000 / vcpu(k("COMMITTER_MB"))
     ddb = (8 + 1 / k("EXPIRE_BATCH")) * k("DDB_MS") / 1000 + math.ceil(s / 100) * k("DDB_BATCH_MS") / 1000
-    ledger = 2 * s * k("DDB_MS") / 1000 / k("LEDGER_PARALLEL")
+    ledger = k("LEDGER_WRITES") * s * k("DDB_MS") / 1000 / k("LEDGER_PARALLEL")
     claims = math.ceil(m / k("CLAIMS_IN_FLIGHT")) * w["claim"] * (get_s(w["msg"]) + k("S3_DELETE_MS") / 1000)
     s3 = put_s(f * k("ENTRY_BYTES")) + put_s(2000) + put_s(meta_bytes) + claims
     return cpu + ddb + ledger + s3 + k("S3_DELETE_MS") / 1000
@@ -361,7 +367,8 @@ def key_mem(parquet_bytes):
     return parquet_bytes / (k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO")) * k("KEY_SET_BYTES")
 
 
-def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, live, today_live, files_commit):
+def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, live, today_live, files_commit,
+               batch_events):
     """One compactor tick for the L0 bytes q0 (files0 files) written since the last one: tasks,
     bytes, requests, Lambda-seconds, and the committer's time for the rewrites
     (compact/plan.rs plan_partition, compact/mod.rs run_task, commit/rewrite.rs, snapshot.rs)."""
@@ -374,16 +381,27 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
         span = (k("DEDUP_WINDOW_S") + 2 * k("COMPACT_TICK_S")) / k("COMPACT_TICK_S")
         today_c = min(today_c, q1 * span)
         yest_c = min(yest_c, q1 * span)
-    for p, y in zip(shares, late_y):
+    # a writer batch writes one file per partition it holds rows of: a partition's level-0 files
+    present = [1 - (1 - p) ** batch_events for p in shares]
+    ch0_files = 0.0
+    q2 = 0.0  # level-1 bytes merged into level 2
+    for p, y, pr in zip(shares, late_y, present):
         c0 = math.ceil(q0 * p / mt)  # L0 -> L1 of today's partition; references: all its compacted files
-        c2 = math.ceil(q1 * p / mt) if q1 * p >= tgt else 1 / k("MIN_FILES")  # L1 -> L2, no references
+        # L1 -> L2, no references: with exact dedup only the level-1 files under half the target
+        # (compact/plan.rs), each task's last file when it is; under a dedup window all of them
+        rem = q1 * p / c0 % tgt
+        l1 = q1 * p if k("DEDUP_WINDOW_S") else c0 * rem * (rem < tgt / 2)
+        q2 += l1
+        c2 = math.ceil(l1 / mt) if l1 >= tgt else 1 / k("MIN_FILES")
         t0, t2 = t0 + c0 + y, t2 + c2
         # a run keeps a reference's keys for the chain's other tasks while they fit its budget
         shared = key_mem(today_c * p + c0 * mt) <= k("SHARED_KEY_BYTES")
         refs += (1 if shared else c0) * today_c * p + y * yest_c * p  # late rows: yesterday's too
         ch0, ch2 = ch0 + chain(c0, mt, shared), ch2 + chain(max(c2, 1), mt, True)
-    tasks, n_out = t0 + t2, 2 * q1 / tgt + len(shares) * 2
-    idx_read = idx_gets = idx_keys = 0.0
+        # the chain's references are the partition's own level-0 files, of its own size
+        ch0_files += chain(c0, mt, shared) / max(1.0, q0 * p / max(1e-9, files0 * pr / sum(present)))
+    tasks, n_out = t0 + t2, (q1 + q2) / tgt + len(shares) * 2
+    idx_read = idx_gets = idx_keys = late_tasks = late_files = 0.0
     if k("KEY_CONFINED") and not k("DEDUP_WINDOW_S"):
         # The key index (compact/prune.rs): a level-0 task's on-time keys fall in the newest
         # compacted file; its late ones (OFFLINE_FRAC, up to OFFLINE_MAX_S back) in the files of
@@ -398,23 +416,43 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
             files_w = max(1.0, window / tgt)
             pages_w = max(1.0, window / row_c / k("KEY_PAGE_ROWS"))
             late = q0 * p / (k("AVRO_B_PER_EVENT") * k("PARQUET_L0_RATIO")) / c0 * k("OFFLINE_FRAC")
+            page_bytes = k("KEY_PAGE_ROWS") * k("KEY_BYTES_PER_ROW")
+            if k("LATE_DEFERRED"):
+                # each task: the newest file's footer and last page for its on-time keys; the
+                # partition's late keys of the tick: one late task, one probe of the window
+                idx_read += c0 * (k("FOOTER_READ_BYTES") + page_bytes)
+                idx_gets += c0 * 2
+                idx_keys += c0 * k("KEY_PAGE_ROWS")
+                late_rows = late * c0
+                touched = pages_w * (1 - math.exp(-late_rows / pages_w))
+                fetched, gets = key_page_reads(touched, pages_w, files_w)
+                idx_read += files_w * k("FOOTER_READ_BYTES") + fetched * page_bytes
+                idx_gets += files_w + gets
+                idx_keys += touched * k("KEY_PAGE_ROWS")
+                late_tasks += 1
+                late_files += c0  # each task's late rows: a file of their own, rewritten by the late task
+                continue
             touched = pages_w * (1 - math.exp(-late / pages_w)) + 1  # and the newest file's last page
             fetched, gets = key_page_reads(touched, pages_w, files_w)
-            idx_read += c0 * (files_w * k("FOOTER_READ_BYTES") + fetched * k("KEY_PAGE_ROWS") * k("KEY_BYTES_PER_ROW"))
+            idx_read += c0 * (files_w * k("FOOTER_READ_BYTES") + fetched * page_bytes)
             idx_gets += c0 * (files_w + gets)
             idx_keys += c0 * touched * k("KEY_PAGE_ROWS")
         refs = 0.0
+    # the late tasks: inputs the late files (read once more, written once more: a row in 200 late)
+    tasks += late_tasks
+    n_out += late_files + late_tasks
+    files0 += late_files
     whole = refs + ch0 + ch2  # reference bytes; the code reads REF_READ_FRACTION of them
-    ref_files = refs / tgt + ch0 / max(q0 / max(files0, 1), 1) + ch2 / tgt
+    ref_files = refs / tgt + ch0_files + ch2 / tgt
     gets = files0 + n_out / 2 + ref_files * k("REF_GETS") + idx_gets
     # a task's inputs are fetched INPUTS_IN_FLIGHT at once, its references probed
     # REFERENCES_IN_FLIGHT at once (each a footer, then its key pages)
     waits = (files0 / k("INPUTS_IN_FLIGHT") + n_out / 2
              + (ref_files * k("REF_GETS") + idx_gets) / k("REFERENCES_IN_FLIGHT"))
-    io = waits * k("S3_GET_MS") / 1000 + (q0 + q1 + whole * k("REF_READ_FRACTION") + idx_read) / (k("S3_MBPS") * MB)
-    io += n_out * put_s(min(tgt, q1 * 2 / n_out)) + tasks * k("SQS_MS") / 1000
+    io = waits * k("S3_GET_MS") / 1000 + (q0 + q2 + whole * k("REF_READ_FRACTION") + idx_read) / (k("S3_MBPS") * MB)
+    io += n_out * put_s(min(tgt, (q1 + q2) / n_out)) + tasks * k("SQS_MS") / 1000
     rows_per_byte = 1 / (k("AVRO_B_PER_EVENT") * k("PARQUET_C_RATIO"))
-    cpu = (q0 + q1) / (k("COMPACT_MB_CPU_S") * MB * k("ARM_SPEED")) + (whole * rows_per_byte + idx_keys) * k("KEY_ROW_NS") / 1e9
+    cpu = (q0 + q2) / (k("COMPACT_MB_CPU_S") * MB * k("ARM_SPEED")) + (whole * rows_per_byte + idx_keys) * k("KEY_ROW_NS") / 1e9
     # the hottest partition's task holds its inputs, their keys, and the run's kept reference keys
     hot_mem = k("MAX_TASK_BYTES") + key_mem(k("MAX_TASK_BYTES")) + k("SHARED_KEY_BYTES")
     inv_s = io / k("COMPACT_PARALLEL") + cpu / (k("COMPACTOR_MB") / k("MB_PER_VCPU"))
@@ -449,7 +487,7 @@ def compaction(q0, files0, today_c, yest_c, late_y, shares, commits_tick, meta, 
     return dict(tasks=tasks, snaps=snaps, share_gets=share_gets, refs=whole * k("REF_READ_FRACTION") + idx_read, gets=gets, puts=n_out,
                 inv_s=inv_s, busy=busy, shares=n_shares, invocations=invocations, share_s=inv_s / max(n_shares, 1),
                 max_tasks=k("COMPACT_MAX_TASKS"), max_inv=k("COMPACT_MAX_INVOCATIONS"), claim=claim, manifests_rewritten=l0_snaps * touched + snaps, deletes=deletes,
-                n_out=n_out, hot_mem=hot_mem, q0=q0)
+                n_out=n_out, hot_mem=hot_mem, q0=q0, rewritten=(q1 + q2) / q1)
 
 
 # ---------------------------------------------------------------- the day
@@ -478,7 +516,7 @@ def simulate(diurnal=False, fpm=None, t0=0, t1=86400, step=60):
             nb_tick = w["batches_s"] * k("COMPACT_TICK_S")
             late_y = [nb_tick * (1 - (1 - p) ** (w["n"] * q)) >= k("MIN_FILES") for p in shares]
             rw = compaction(q0, files0, today_c, day_c, late_y, shares, demand * k("COMPACT_TICK_S") / step, meta, live,
-                            files0 + today_c / k("TARGET_FILE_BYTES"), c["files"])
+                            files0 + today_c / k("TARGET_FILE_BYTES"), c["files"], w["n"])
             q0 = files0 = 0.0
         rw_snaps_s = rw["snaps"] / k("COMPACT_TICK_S") / max(1.0, c["rho"]) if rw else 0.0
         # manifests: one per snapshot since the last merge, plus the 8 MiB manifests the live
@@ -543,7 +581,7 @@ def totals(rows, step=60):
         chunks = 1 if w["claim"] else math.ceil(w["msg"] / 65536)
         add("SQS commit queue (send, receive, delete)", nb * (2 * chunks + 0.1))
         add("DynamoDB RRU", nb * w["b"] * 2 + r["commits"] * (1 + 1 / k("EXPIRE_BATCH")) + w["conc"] * step / 60)
-        add("DynamoDB WRU", nb * w["b"] * 2 + r["commits"] * 8)
+        add("DynamoDB WRU", nb * w["b"] * k("LEDGER_WRITES") + r["commits"] * 8)
         add("CloudWatch Logs GB", (nb * (w["b"] * k("LOG_BYTES_OBJECT") + k("LOG_BYTES_INVOKE"))
                                    + r["commits"] * k("LOG_BYTES_INVOKE")) / GB)
         if rw and (r["t"] + step) % k("COMPACT_TICK_S") == 0:
@@ -585,6 +623,24 @@ def scenario(name, diurnal):
     sat, sat_append, curve = saturation()
     return dict(name=name, rows=rows, s=totals(rows), mid=rows[len(rows) // 2], sat=sat, sat_append=sat_append,
                 curve=curve, og=(streamed_after(0), streamed_after(int(k("TENANTS")) - 1)))
+
+
+# Designs priced before they are built (the tuned settings, these assumptions changed): the late
+# files of docs/ARCHITECTURE.md ("Late keys, once per partition"), then with it one ledger write per
+# source.
+WHAT_IF = [{"LATE_DEFERRED": 1}, {"LATE_DEFERRED": 1, "LEDGER_WRITES": 1}]
+
+
+def what_if(sets, diurnal):
+    """The day's cost per TB, and per component, with the assumptions `sets` changed."""
+    saved = {n: K[n][0] for n in sets}
+    for n, v in sets.items():
+        K[n][0] = v
+    s = totals(simulate(diurnal))
+    for n, v in saved.items():
+        K[n][0] = v
+    tb = s["avro"] / TB
+    return {n: c / tb for n, c in s["cost"].items()} | {"total": sum(s["cost"].values()) / tb}
 
 
 # What the model says it takes: the Terraform settings of infra/examples/quickstart/at-scale.tfvars
@@ -658,6 +714,7 @@ def main():
     saved = {n: K[n][0] for n in TUNED}
     K.update({n: [v, K[n][1]] for n, v in TUNED.items()})
     tuned = scenario("tuned", a.diurnal)
+    tuned["what_if"] = [(sets, what_if(sets, a.diurnal)) for sets in WHAT_IF]
     K.update({n: [v, K[n][1]] for n, v in saved.items()})
     from model_report import plots, report  # it imports this module: not at the top
 

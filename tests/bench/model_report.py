@@ -25,6 +25,23 @@ def per_tb(x, n=None):
     return (x["s"]["cost"][n] if n else sum(x["s"]["cost"].values())) / (x["s"]["avro"] / TB)
 
 
+def what_ifs(tun):
+    """The designs priced before they are built (model.WHAT_IF)."""
+    if not tun.get("what_if"):
+        return []
+    (_, late), (_, both) = tun["what_if"]
+    return [
+        f"- **Not built yet, priced.** Late files (docs/ARCHITECTURE.md, \"Late keys, once per partition\": a level-0 "
+        f"task writes rows far behind its plan to a file of their own, and one task a partition a tick probes them "
+        f"all against the window) would bring the tuned column to **${late['total']:,.2f} per TB** (S3 GETs "
+        f"${late['S3 GET']:,.2f}, compactors ${late['Lambda compactor']:,.2f}: `--set LATE_DEFERRED=1`); with "
+        f"one ledger write per source instead of two (`--set LEDGER_WRITES=1`, a pending record per commit) "
+        f"**${both['total']:,.2f}** (DynamoDB ${both['DynamoDB']:,.2f}), still over the $7.5 goal: the rest is "
+        f"the writers (${both['Lambda writer']:,.2f}), their PUTs (S3 PUT ${both['S3 PUT']:,.2f}), the landing "
+        f"objects' GETs and notifications, logs, and compaction's CPU.",
+    ]
+
+
 def findings(dep, tun):
     w, c, rw, tw, tc = dep["mid"]["w"], dep["mid"]["c"], dep["mid"]["rw"], tun["mid"]["w"], tun["mid"]["c"]
     fh = k("FIREHOSE_ICEBERG_PER_GB") * 1000
@@ -89,6 +106,7 @@ def findings(dep, tun):
         "tuned column's compactors are bound by the GETs of late events' key pages "
         f"({fmt(tun['s']['req']['S3 GET compaction inputs + references'])} a day): "
         f"`--set DEDUP_WINDOW_S=600` prices the 10-minute window instead.",
+        *what_ifs(tun),
         "- **Read in the code, not in the figures.** The writer logs a line per object at info. (The committer's reservation now equals its event source's maximum concurrency, so no commit batch "
         "is throttled toward the dead-letter queue: infra/README.md.)",
     ]
@@ -134,8 +152,8 @@ def report(scs, args, measured):
     row("one share's invocation (timeout 900 s; past the 300 s tick the next tick plans it again)",
         lambda x: f"{m(x, 'rw', 'share_s'):,.0f} s")
     row(f"bytes compacted a day (write amplification; bench-table measured {k('BENCH_TABLE_WA'):.2f} on a small table)",
-        lambda x: f"{2 * x['s']['avro'] * k('PARQUET_C_RATIO') / TB:,.1f} TB "
-        f"({2 * k('PARQUET_C_RATIO') / k('PARQUET_L0_RATIO'):.2f}: L0 -> L1 -> L2, each row twice)")
+        lambda x: f"{m(x, 'rw', 'rewritten') * x['s']['avro'] * k('PARQUET_C_RATIO') / TB:,.1f} TB "
+        f"({m(x, 'rw', 'rewritten') * k('PARQUET_C_RATIO') / k('PARQUET_L0_RATIO'):.2f}: L0 -> L1, and L1 -> L2 for level-1 files under half the target)")
     row("**compactor concurrency** (Lambda-seconds per tick / tick)", lambda x: f"**{m(x, 'rw', 'inv_s') / k('COMPACT_TICK_S'):,.0f}**")
     row("dedup references read per tick", lambda x: f"{m(x, 'rw', 'refs') / TB:,.1f} TB")
     row("hottest partition's task memory", lambda x: f"{m(x, 'rw', 'hot_mem') / GB:,.1f} GB")

@@ -9,16 +9,19 @@
 //!   task's *references*: their keys win over the level-0 copies (they were committed first), and
 //!   only their key columns are read.
 //! - **L1 → L2** once the partition has `min_files` level-1 files or their bytes reach the target:
-//!   every level-1 file and every level-2 file under half the target ("partial").
+//!   every level-1 file and every level-2 file under half the target ("partial"). With exact
+//!   dedup, a level-1 file of at least half the target stays where it is: merging it would only
+//!   copy it.
 //!
 //! A hot partition's inputs are split into several tasks of at most `max_task_bytes`, in age
 //! order (compacted files, then level-0 files by data sequence number and path); each task also
 //! takes the inputs of the tasks before it as references, so the oldest copy of a key wins across
 //! tasks as within one, and a task whose chain was cut short is consistent with any later plan.
 //!
-//! A row is written by a writer, rewritten once into level 1 and once into level 2; after that only
-//! while its level-2 file is partial (under half the target), which ends as soon as the partition
-//! holds that much data. `full` compacts every partition regardless of the thresholds, merging
+//! A row is written by a writer, rewritten once into level 1 and, unless its level-1 file is at
+//! least half the target (with exact dedup), once into level 2; after that only while its level-2
+//! file is partial (under half the target), which ends as soon as the partition holds that much
+//! data. `full` compacts every partition regardless of the thresholds, merging
 //! its level-0 files and its compacted files under the target size into level 2.
 
 use std::collections::BTreeMap;
@@ -263,7 +266,13 @@ fn plan_partition(part: &[&LiveFile], policy: &Policy) -> Vec<Task> {
         return chain(&small, 2, refs, policy);
     }
     let l0: Vec<&LiveFile> = part.iter().copied().filter(|f| f.level() == 0).collect();
-    let l1: Vec<&LiveFile> = part.iter().copied().filter(|f| f.level() == 1).collect();
+    // With exact dedup, a level-1 file of at least half the target is done: a merge would only
+    // copy it (a hot partition's level-0 tasks cut their output at the target size already), and
+    // no compacted file holds a key another holds, so no merge needs it for the order of copies.
+    // Under a dedup window one may hold a key's first copy whose later copy a level-1 file kept:
+    // every level-1 file goes on to level 2, which comes first in any later merge.
+    let done = |f: &LiveFile| policy.dedup_window.is_none() && f.size >= target / 2;
+    let l1: Vec<&LiveFile> = part.iter().copied().filter(|f| f.level() == 1 && !done(f)).collect();
     let mut tasks = vec![];
     if due(&l0) {
         let refs = policy.references(part.iter().copied().filter(|f| f.level() > 0), &l0);
@@ -413,6 +422,28 @@ mod tests {
         let inputs: Vec<&str> = tasks[0].inputs.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(inputs, ["L2-part", "L1-a", "L1-b", "L1-c"], "the partial file, holding older rows, first");
         assert_eq!(tasks[0].level, 2);
+    }
+
+    /// A hot partition's level-0 tasks write level-1 files at the target size: with exact dedup
+    /// those are done, and only the small ones go on to level 2; under a dedup window all do.
+    #[test]
+    fn level_one_files_of_half_the_target_stay_unless_a_dedup_window_orders_copies() {
+        let files = vec![
+            file("L1-full", 1000, 1, 1),
+            file("L1-half", 500, 1, 1),
+            file("L1-a", 300, 2, 1),
+            file("L1-b", 300, 3, 1),
+            file("L1-c", 499, 3, 1),
+            file("L2-part", 200, 0, 1),
+        ];
+        let tasks = plan(&files, 0, &policy());
+        let inputs: Vec<&str> = tasks[0].inputs.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(inputs, ["L2-part", "L1-a", "L1-b", "L1-c"]);
+        assert!(plan(&files[..2], 0, &policy()).is_empty(), "nothing left to merge");
+        let window = DedupWindow { window_ms: 100, snapshots: vec![] };
+        let tasks = plan(&files, 0, &Policy { dedup_window: Some(window), ..policy() });
+        let inputs: Vec<&str> = tasks[0].inputs.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(inputs, ["L2-part", "L1-full", "L1-half", "L1-a", "L1-b", "L1-c"]);
     }
 
     #[test]
