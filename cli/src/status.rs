@@ -244,15 +244,18 @@ fn print_debt(debt: &[PartitionRow]) {
     let backlog: usize = debt.iter().map(|r| r.debt.tasks).sum();
     let small: usize = debt.iter().map(|r| r.debt.small).sum();
     println!(
-        "compaction   {} partition(s), {small} small file(s), backlog {backlog} task(s) (levels: L0 writer files, L1/L2 compacted)",
+        "compaction   {} partition(s), {small} small file(s), backlog {backlog} task(s) (levels: L0 writer files, L1/L2 compacted, late: rows left for a late task)",
         debt.len()
     );
-    println!("  {:<48} {:>6} {:>6} {:>6} {:>6} {:>6} {:>5}", "partition", "files", "L0", "L1", "L2", "small", "tasks");
+    println!(
+        "  {:<48} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>5}",
+        "partition", "files", "L0", "L1", "L2", "late", "small", "tasks"
+    );
     for r in debt.iter().take(SHOWN_PARTITIONS) {
         let d = &r.debt;
         println!(
-            "  {:<48} {:>6} {:>6} {:>6} {:>6} {:>6} {:>5}",
-            r.partition, d.files, d.levels[0], d.levels[1], d.levels[2], d.small, d.tasks
+            "  {:<48} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>5}",
+            r.partition, d.files, d.levels[0], d.levels[1], d.levels[2], d.late, d.small, d.tasks
         );
     }
     if debt.len() > SHOWN_PARTITIONS {

@@ -297,6 +297,11 @@ pub struct RewriteRequest {
     /// not: its request for a table with delete files is refused).
     #[serde(default)]
     pub applies_deletes: bool,
+    /// Whether the compactor knows late files (`pipeline::compact::plan`): an older one takes
+    /// them for writers' files and would order their rows after younger copies, so its request
+    /// removing one is refused.
+    #[serde(default)]
+    pub knows_late: bool,
     /// Whether the added files carry their rows' lineage (`_row_id`, `_last_updated_sequence_number`):
     /// a compactor of a v3 table writes them; a rewrite without them is refused on a v3 table.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -100,10 +100,10 @@ K = {
     "KEY_CONFINED": [1, "1: the dedup key follows event time (time-ordered ids, or the key `event_time, event_id` this model's "
                      "table uses), so the key index (compact/prune.rs) reads only the files and key pages that may hold a "
                      "task's keys; 0: random ids, every reference's key column (make bench-dedup)"],
-    "LATE_DEFERRED": [0, "1: what-if of a design not built (docs/ARCHITECTURE.md, \"Late keys, once per partition\"): level-0 tasks "
-                      "write rows older than the plan's snapshot less LATE_AFTER_S to late files, probed by one task per "
-                      "partition a tick against the window; 0: the code as it is, each task probes its own late keys"],
-    "LATE_AFTER_S": [600, "the design's floe.late-after-ms: rows whose event time is this far behind the plan are late"],
+    "LATE_DEFERRED": [1, "compact/plan.rs late files (docs/ARCHITECTURE.md, \"Late keys, once per partition\"): level-0 tasks "
+                      "leave rows LATE_AFTER_S behind their snapshot to late files, which one task a partition a tick probes "
+                      "against the window; 0: each task probes its own late keys (before late files)"],
+    "LATE_AFTER_S": [600, "table/mod.rs DEFAULT_LATE_AFTER_MS (floe.late-after-ms): rows this far behind their task's snapshot are late"],
     "KEY_PAGE_ROWS": [1024, "convert/parquet.rs KEY_PAGE_BYTES: 16 KiB key pages of 16-byte ids"],
     "KEY_COALESCE_GAP": [1 << 20, "compact/keys.rs COALESCE_GAP: key page ranges less than 1 MiB apart share a GET"],
     "FOOTER_READ_BYTES": [64 * 1024, "compact/keys.rs FOOTER_HINT: a candidate reference's footer and page index, one ranged GET"],
@@ -625,10 +625,9 @@ def scenario(name, diurnal):
                 curve=curve, og=(streamed_after(0), streamed_after(int(k("TENANTS")) - 1)))
 
 
-# Designs priced before they are built (the tuned settings, these assumptions changed): the late
-# files of docs/ARCHITECTURE.md ("Late keys, once per partition"), then with it one ledger write per
-# source.
-WHAT_IF = [{"LATE_DEFERRED": 1}, {"LATE_DEFERRED": 1, "LEDGER_WRITES": 1}]
+# The tuned settings with assumptions changed: before late files (each task probing its own late
+# keys), and a design not built, one ledger write per source.
+WHAT_IF = [{"LATE_DEFERRED": 0}, {"LEDGER_WRITES": 1}]
 
 
 def what_if(sets, diurnal):

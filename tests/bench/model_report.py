@@ -29,16 +29,16 @@ def what_ifs(tun):
     """The designs priced before they are built (model.WHAT_IF)."""
     if not tun.get("what_if"):
         return []
-    (_, late), (_, both) = tun["what_if"]
+    (_, before), (_, ledger) = tun["what_if"]
     return [
-        f"- **Not built yet, priced.** Late files (docs/ARCHITECTURE.md, \"Late keys, once per partition\": a level-0 "
-        f"task writes rows far behind its plan to a file of their own, and one task a partition a tick probes them "
-        f"all against the window) would bring the tuned column to **${late['total']:,.2f} per TB** (S3 GETs "
-        f"${late['S3 GET']:,.2f}, compactors ${late['Lambda compactor']:,.2f}: `--set LATE_DEFERRED=1`); with "
-        f"one ledger write per source instead of two (`--set LEDGER_WRITES=1`, a pending record per commit) "
-        f"**${both['total']:,.2f}** (DynamoDB ${both['DynamoDB']:,.2f}), still over the $7.5 goal: the rest is "
-        f"the writers (${both['Lambda writer']:,.2f}), their PUTs (S3 PUT ${both['S3 PUT']:,.2f}), the landing "
-        f"objects' GETs and notifications, logs, and compaction's CPU.",
+        f"- **Late files** (docs/ARCHITECTURE.md, \"Late keys, once per partition\": a level-0 task leaves rows far "
+        f"behind its snapshot to a file of their own, and one task a partition a tick probes them all against the "
+        f"window) take the tuned column from ${before['total']:,.2f} per TB (`--set LATE_DEFERRED=0`: each task "
+        f"probing its own late keys, S3 GETs ${before['S3 GET']:,.2f}) to the figure above. **Not built yet, "
+        f"priced:** one ledger write per source instead of two (`--set LEDGER_WRITES=1`, a pending record per "
+        f"commit) would make it **${ledger['total']:,.2f}** (DynamoDB ${ledger['DynamoDB']:,.2f}), still over the "
+        f"$7.5 goal: the rest is the writers (${ledger['Lambda writer']:,.2f}), their PUTs (S3 PUT "
+        f"${ledger['S3 PUT']:,.2f}), the landing objects' GETs and notifications, logs, and compaction's CPU.",
     ]
 
 
@@ -73,14 +73,13 @@ def findings(dep, tun):
         "from the manifests that hold its partitions (compact/share.rs). Every L0 task of a partition checks its "
         "inputs' keys against the partition's compacted files through the key index (compact/prune.rs): "
         + ("with the dedup key `event_time, event_id` (or time-ordered ids), it reads only the files whose key bounds "
-           "hold one of its keys and of them the 16 KiB key pages that may: the newest file for its on-time keys, "
-           f"and for the {k('OFFLINE_FRAC'):.1%} of events up to {k('OFFLINE_MAX_S') / 3600:.0f} h late the footers "
-           "of that window's files and the pages its late keys fall in (pages under "
-           f"{k('KEY_COALESCE_GAP') / 2**20:.0f} MiB apart share a GET; references probed "
-           f"{k('REFERENCES_IN_FLIGHT'):.0f} at a time). So dedup stays exact and "
-           f"reads {rw['refs'] / TB:,.2f} TB a noon tick however big the day partition grows; what it costs is "
-           f"requests ({fmt(dep['s']['req']['S3 GET compaction inputs + references'])} compaction GETs a day as "
-           "deployed), driven by late events. "
+           "hold one of its keys and of them the 16 KiB key pages that may: the newest file for its on-time keys. "
+           f"The {k('OFFLINE_FRAC'):.1%} of events up to {k('OFFLINE_MAX_S') / 3600:.0f} h late go to late files, "
+           "whose rows one task a partition a tick probes against that window's files at once, reading their key "
+           f"columns nearly whole (pages under {k('KEY_COALESCE_GAP') / 2**20:.0f} MiB apart share a GET; references "
+           f"probed {k('REFERENCES_IN_FLIGHT'):.0f} at a time). So dedup stays exact and "
+           f"reads {rw['refs'] / TB:,.2f} TB a noon tick however big the day partition grows, in "
+           f"{fmt(tun['s']['req']['S3 GET compaction inputs + references'])} compaction GETs a day (tuned). "
            if k("KEY_CONFINED") else
            f"with random ids nothing is ruled out, and a noon tick reads {rw['refs'] / TB:,.1f} TB of key columns. ")
         + f"A task needs ~{rw['hot_mem'] / GB:,.1f} GB however big its partition. With random ids (UUIDv4; "
@@ -103,8 +102,8 @@ def findings(dep, tun):
         f"the deployed settings price the work they would demand at ${per_tb(dep):,.0f} per TB, mostly compaction "
         "(shares past their timeout) and S3 requests for 100 small files per batch of 10 objects. Neither deployed "
         "figure describes a working system: the committer and the compactors fall behind. With exact dedup, the "
-        "tuned column's compactors are bound by the GETs of late events' key pages "
-        f"({fmt(tun['s']['req']['S3 GET compaction inputs + references'])} a day): "
+        "tuned column's compactors read the late events' window once per partition a tick "
+        f"({fmt(tun['s']['req']['S3 GET compaction inputs + references'])} compaction GETs a day): "
         f"`--set DEDUP_WINDOW_S=600` prices the 10-minute window instead.",
         *what_ifs(tun),
         "- **Read in the code, not in the figures.** The writer logs a line per object at info. (The committer's reservation now equals its event source's maximum concurrency, so no commit batch "

@@ -14,6 +14,7 @@ mod format;
 mod immutable;
 mod ingest;
 mod key_index;
+mod late;
 mod maintain;
 mod quarantine;
 mod rest;

@@ -49,6 +49,44 @@ pub fn dedup_window_ms(props: &std::collections::HashMap<String, String>) -> cra
         ))
     })
 }
+
+/// Table property: how far (milliseconds) a level-0 row's key may lead with a time behind its
+/// task's snapshot before compaction leaves it to a late file (`pipeline::compact::plan`); `0`
+/// writes none. Absent: [`DEFAULT_LATE_AFTER_MS`].
+pub const PROP_LATE_AFTER: &str = "floe.late-after-ms";
+/// Ten minutes: well past the seconds most events are late by, far short of the hours some are.
+pub const DEFAULT_LATE_AFTER_MS: i64 = 600_000;
+
+/// The late horizon in table properties `props`, in milliseconds: `None` when `0`, an error
+/// naming the property when it is not a whole number of milliseconds.
+pub fn late_after_ms(props: &std::collections::HashMap<String, String>) -> crate::Result<Option<i64>> {
+    let Some(v) = props.get(PROP_LATE_AFTER) else { return Ok(Some(DEFAULT_LATE_AFTER_MS)) };
+    match v.trim().parse::<i64>() {
+        Ok(0) => Ok(None),
+        Ok(ms) if ms > 0 => Ok(Some(ms)),
+        _ => Err(crate::Error::Config(format!(
+            "table property {PROP_LATE_AFTER} must be a whole number of milliseconds (0: no late files), got `{v}`"
+        ))),
+    }
+}
+
+/// Whether compaction may leave late files in the table now: exact dedup (no dedup window) on a
+/// key whose first column is a top-level timestamp or date column. (A table may also hold late
+/// files written before its key or window changed.)
+pub fn may_hold_late_files(meta: &iceberg::spec::TableMetadata) -> bool {
+    use iceberg::spec::{PrimitiveType as P, Type};
+    let props = meta.properties();
+    let lead = props.get(PROP_DEDUP_KEY).and_then(|k| k.split(',').next()).map(str::trim).unwrap_or_default();
+    let field = meta.current_schema().as_struct().field_by_name(lead);
+    !props.contains_key(PROP_DEDUP_WINDOW)
+        && field.is_some_and(|f| {
+            matches!(
+                *f.field_type,
+                Type::Primitive(P::Timestamp | P::Timestamptz | P::TimestampNs | P::TimestamptzNs | P::Date)
+            )
+        })
+}
+
 /// Table property holding the Parquet compression as Floe spells it (`zstd(3)`).
 pub const PROP_COMPRESSION: &str = "floe.parquet-compression";
 /// Iceberg's table property for the target data file size.

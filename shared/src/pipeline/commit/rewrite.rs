@@ -421,6 +421,8 @@ struct View<'a> {
     landed: HashSet<&'a str>,
     /// Whether the table has row-level delete files.
     deletes: bool,
+    /// Whether a live file it knows is a late file.
+    late: bool,
     /// The live delete files.
     live_deletes: &'a HashSet<DeleteRef>,
     /// Files removed, delete files removed, files added and tasks taken by the requests taken
@@ -443,7 +445,7 @@ struct Formed<'r> {
 
 impl<'a> View<'a> {
     fn new(state: &'a TableState, manifests: &'a Manifests, live_deletes: &'a HashSet<DeleteRef>) -> Self {
-        let live = manifests
+        let live: HashMap<&'a str, (u64, i64, Input<'a>)> = manifests
             .live_parsed()
             .map(|(mf, e)| {
                 let input = Input { spec_id: mf.partition_spec_id, file: e.data_file() };
@@ -458,11 +460,13 @@ impl<'a> View<'a> {
             .filter_map(|s| s.summary().additional_properties.get(TASK_PROPERTY))
             .flat_map(|tasks| tasks.split(','))
             .collect();
+        let late = live.keys().any(|p: &&str| crate::pipeline::compact::plan::is_late_file(p));
         View {
             state,
             live,
             landed,
             deletes: manifests.has_deletes(),
+            late,
             live_deletes,
             removed: HashSet::new(),
             removed_deletes: HashSet::new(),
@@ -588,6 +592,18 @@ impl<'a> View<'a> {
             let reason = "the table has (or had when this rewrite was planned) row-level delete files, which the \
                           compactor that wrote it does not apply"
                 .to_string();
+            return Err(Verdict::Stale { reason, orphans: vec![] });
+        }
+        // A compactor that takes late files for writers' files orders their rows after younger
+        // level-0 copies of their keys, whether or not its own task removes one (an earlier task
+        // of its chain drops the late file's first copy for a younger one): none of its requests
+        // lands on a table that may hold late files (docs/ARCHITECTURE.md, "Late keys, once per
+        // partition"). Its files may be written again by a compactor that knows: not orphans.
+        let late = |p: &String| crate::pipeline::compact::plan::is_late_file(p);
+        if !request.knows_late
+            && (self.late || crate::table::may_hold_late_files(meta) || request.removed.iter().any(late))
+        {
+            let reason = "the table may hold late files, which the compactor that wrote it does not know".to_string();
             return Err(Verdict::Stale { reason, orphans: vec![] });
         }
         // The delete files it removes must be live still: it was planned on them (a rewrite taken

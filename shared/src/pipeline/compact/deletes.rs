@@ -540,6 +540,8 @@ mod tests {
             partition: inputs[0].partition.clone(),
             inputs,
             references: references.into_iter().map(str::to_string).collect(),
+            chain_from: 0,
+            late_before: None,
             deletes: TaskDeletes::default(),
         }
     }

@@ -10,31 +10,29 @@
 //! keys kept stay under the run's budget; past it, each task streams it again. (The budget is
 //! checked before a file is read: the keys kept may pass it by one file per task running.) A file's keys
 //! stay until the last task that references it has taken them. A task probes several
-//! references at once, but reads one whole key column at a time: its memory for them stays
-//! that of one column (plus the narrow probes' pages, each at most a column).
+//! references at once, but reads one whole key column that other tasks want at a time: its
+//! memory for them stays that of one column, plus the narrow probes' pages and the whole columns
+//! no other task wants (a late task's window), each at most a column, 8 at once.
 
 use std::collections::HashMap;
-use std::ops::Range;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{Array, BooleanArray, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::SchemaRef;
-use bytes::Bytes;
-use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt as _, TryStreamExt};
+use futures::{StreamExt as _, TryStreamExt};
 use hashbrown::HashSet;
 use iceberg::spec::PrimitiveLiteral;
 use parquet::arrow::arrow_reader::{ArrowReaderBuilder, ArrowReaderMetadata, ArrowReaderOptions, RowSelection};
-use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::PageIndexPolicy;
 use tokio::sync::OnceCell;
 use tracing::debug;
 
 use super::deletes::Loaded;
 use super::prune::{KeyBounds, Probe};
+use super::ranged::{Ranged, Traffic};
 use super::{LiveFile, Task};
 use crate::convert::conform;
 use crate::pipeline::cluster::column_by_path;
@@ -93,10 +91,24 @@ impl KeyReads {
     }
 }
 
-/// A task's level-0 keys: the set looked for, and the probe of the key index.
+/// A task's level-0 keys: the set looked for, and the probes of the key index.
 pub(super) struct Mine {
     keys: KeySet,
-    probe: Probe,
+    /// The probe of the rows that are not late, for the references before the chain's; `None`
+    /// when every row is late (those references are not read for it).
+    probe: Option<Probe>,
+    /// The probe of every row, late ones too, for the chain's references (when some are late).
+    chain: Option<Probe>,
+}
+
+impl Mine {
+    /// The probe for a reference of the task's chain (`chain`) or an older file.
+    fn probe_for(&self, chain: bool) -> Option<&Probe> {
+        match chain {
+            true => self.chain.as_ref().or(self.probe.as_ref()),
+            false => self.probe.as_ref(),
+        }
+    }
 }
 
 /// What the index knows of a reference before reading it.
@@ -167,18 +179,26 @@ impl KeyIndex {
         Ok(KeyIndex { table, store, converter, refs, files: Mutex::new(files), budget, kept })
     }
 
-    /// The keys of `batches`, `task`'s decoded inputs (rows without a key left out); none if
-    /// the task has no references or the table no dedup key.
-    pub(super) fn keys_of(&self, task: &Task, batches: &[RecordBatch]) -> Result<Mine> {
+    /// The keys of `young` and `late`, `task`'s decoded level-0 rows (rows without a key left
+    /// out); none if the task has no references or the table no dedup key. Late rows are
+    /// probed only against the chain's references; all are looked for wherever a read finds
+    /// them (an older file's copy of a late key is as much an older copy).
+    pub(super) fn keys_of(&self, task: &Task, young: &[RecordBatch], late: &[RecordBatch]) -> Result<Mine> {
         let mut keys = KeySet::new();
         if self.table.dedup_key.is_empty() || task.references.is_empty() {
-            return Ok(Mine { keys, probe: Probe::new(&self.table, &[])? });
+            return Ok(Mine { keys, probe: Some(Probe::new(&self.table, &[])?), chain: None });
         }
-        for b in batches {
+        for b in young.iter().chain(late) {
             let (rows, keyless) = key_rows(&self.table, &self.converter, b)?;
             keys.extend((0..b.num_rows()).filter(|i| !keyless(*i)).map(|i| Box::from(rows.row(i).data())));
         }
-        Ok(Mine { keys, probe: Probe::new(&self.table, batches)? })
+        if late.is_empty() {
+            return Ok(Mine { keys, probe: Some(Probe::new(&self.table, young)?), chain: None });
+        }
+        let on_time = young.iter().any(|b| b.num_rows() > 0);
+        let probe = if on_time { Some(Probe::new(&self.table, young)?) } else { None };
+        let chain = Some(Probe::new(&self.table, &[young, late].concat())?);
+        Ok(Mine { keys, probe, chain })
     }
 
     /// Which of `mine` (a task's input keys) `task`'s references hold (their rows that `deletes`
@@ -204,8 +224,14 @@ impl KeyIndex {
         // reach a window of files waited a first byte per footer and per page range in turn),
         // but whole key columns one at a time (below).
         let wide = tokio::sync::Semaphore::new(1);
-        let probes: Vec<_> =
-            task.references.iter().map(|path| self.probe(path, mine, deletes, identity, &wide)).collect();
+        let probes: Vec<_> = task
+            .references
+            .iter()
+            .enumerate()
+            .map(|(i, path)| {
+                self.probe(path, mine.probe_for(i >= task.chain_from), &mine.keys, deletes, identity, &wide)
+            })
+            .collect();
         let mut each = futures::stream::iter(probes).buffer_unordered(REFERENCES_IN_FLIGHT);
         while let Some((keys, read)) = each.try_next().await? {
             found.keys.extend(keys);
@@ -214,19 +240,27 @@ impl KeyIndex {
         Ok((found, cost))
     }
 
-    /// The keys of `mine` that the reference at `path` holds, and what finding them cost.
+    /// The keys of `keys` that the reference at `path` holds, as far as `probe` looks (`None`:
+    /// not at all), and what finding them cost.
     async fn probe(
         &self,
         path: &str,
-        mine: &Mine,
+        probe: Option<&Probe>,
+        keys: &KeySet,
         deletes: &Loaded,
         identity: &[(i32, PrimitiveLiteral)],
         wide: &tokio::sync::Semaphore,
     ) -> Result<(Vec<Box<[u8]>>, KeyReads)> {
-        let (keys, mut cost) = (&mine.keys, KeyReads::default());
+        let mut cost = KeyReads::default();
         let of = |kept: &FileKeys| kept.keys.iter().filter(|k| keys.contains(&k[..])).cloned().collect::<Vec<_>>();
+        let Some(probe) = probe else {
+            // Only late keys, which are not looked for in this reference.
+            self.checkout(path);
+            cost.skipped += 1;
+            return Ok((vec![], cost));
+        };
         if let Some(r) = self.refs.get(path)
-            && !mine.probe.may_hold(&r.bounds)
+            && !probe.may_hold(&r.bounds)
         {
             self.checkout(path);
             cost.skipped += 1;
@@ -239,21 +273,23 @@ impl KeyIndex {
         // Pages are worth pruning when the probe can rule some out and rows are not deleted by
         // position (their ordinals would need every row). The footer is then read first, for
         // this task; else it is read with the keys, by whichever task reads them.
-        let pages = mine.probe.active() && !deletes.positional(path);
+        let pages = probe.active() && !deletes.positional(path);
         let mut opened = None;
         let mut selection = None;
         if pages {
             let (file, read) = self.open(path, true).await?;
             cost.add(read);
-            selection = mine.probe.selection(&file.meta, file.how);
+            selection = probe.selection(&file.meta, file.how);
             opened = Some(file);
         }
         let rows = opened.as_ref().map_or(0, |f| f.meta.metadata().file_metadata().num_rows().max(0) as usize);
         let narrow = selection.as_ref().is_some_and(|s| s.row_count() * 2 < rows);
-        // A whole key column is read by one probe of the task at a time, and whether its keys are
-        // kept is decided only then: the budget check sees what the task's last one kept, so
-        // the keys kept pass the budget by one file per task at most, as with probes in turn.
-        let _one = match narrow {
+        // A whole key column that other tasks want too is read by one probe of the task at a
+        // time, and whether its keys are kept is decided only then: the budget check sees what
+        // the task's last one kept, so the keys kept pass the budget by one file per task at
+        // most, as with probes in turn. (One no other task wants, as a late task's window, is
+        // streamed side by side.)
+        let _one = match narrow || !self.wanted_by_others(path) {
             true => None,
             false => Some(wide.acquire().await.map_err(|e| Error::internal(format!("key reads: {e}")))?),
         };
@@ -281,6 +317,12 @@ impl KeyIndex {
             }
         }
         Ok((out, cost))
+    }
+
+    /// Whether a task other than the caller has yet to take `path`'s keys (so they may be kept).
+    fn wanted_by_others(&self, path: &str) -> bool {
+        let files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        files.get(path).is_some_and(|e| e.users > 1)
     }
 
     /// The keys of `path` kept for the run already, if they are.
@@ -494,117 +536,8 @@ fn port_error(e: parquet::errors::ParquetError) -> Error {
     }
 }
 
-/// Bytes and GETs a reader fetched.
-#[derive(Default)]
-struct Traffic {
-    bytes: AtomicU64,
-    gets: AtomicU64,
-}
-
 /// References a task probes at once.
 const REFERENCES_IN_FLIGHT: usize = 8;
-
-/// Ranges of one file closer than this are fetched by one GET. The break-even of a GET's price
-/// ($0.0004 per 1,000) against the Lambda time the bytes between take (a 3,008 MB compactor
-/// reading ~88 MB/s per connection): ~0.9 MB. Late keys scatter over the key pages of the files
-/// of their hours, so a task that fetched each page alone paid a GET per late key.
-const COALESCE_GAP: u64 = 1 << 20;
-
-/// `ranges` sorted and merged where they overlap or lie less than [`COALESCE_GAP`] apart: each
-/// of `ranges` lies within one of the result, which is sorted and disjoint.
-fn coalesce(ranges: &[Range<u64>]) -> Vec<Range<u64>> {
-    let mut sorted: Vec<Range<u64>> = ranges.to_vec();
-    sorted.sort_unstable_by_key(|r| r.start);
-    let mut out: Vec<Range<u64>> = vec![];
-    for r in sorted {
-        match out.last_mut() {
-            Some(last) if r.start <= last.end.saturating_add(COALESCE_GAP) => last.end = last.end.max(r.end),
-            _ => out.push(r),
-        }
-    }
-    out
-}
-
-/// Footer bytes read in one go: most footers fit, sparing a second read.
-const FOOTER_HINT: usize = 64 << 10;
-
-/// A Parquet file read through the object store port by byte ranges. The largest range read
-/// so far from the file's end (the footer read) is kept: a small file's key columns are in it.
-struct Ranged {
-    store: Arc<dyn ObjectStore>,
-    uri: String,
-    size: u64,
-    fetched: Arc<Traffic>,
-    tail: Mutex<Option<(u64, Bytes)>>,
-}
-
-impl Ranged {
-    async fn range(&self, range: Range<u64>) -> parquet::errors::Result<Bytes> {
-        if let Some((start, tail)) = &*self.tail.lock().unwrap_or_else(|e| e.into_inner())
-            && range.start >= *start
-            && range.end <= self.size
-        {
-            return Ok(tail.slice((range.start - start) as usize..(range.end - start) as usize));
-        }
-        let bytes = self
-            .store
-            .get_range(&self.uri, range.clone())
-            .await
-            .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
-        self.fetched.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        self.fetched.gets.fetch_add(1, Ordering::Relaxed);
-        if range.end == self.size {
-            let mut tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
-            if tail.as_ref().is_none_or(|(start, _)| range.start < *start) {
-                *tail = Some((range.start, bytes.clone()));
-            }
-        }
-        Ok(bytes)
-    }
-}
-
-impl AsyncFileReader for Ranged {
-    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
-        self.range(range).boxed()
-    }
-
-    /// The ranges, those less than [`COALESCE_GAP`] apart fetched by one GET (the key pages a
-    /// selection keeps are often neighbours: a request saved for a few kilobytes more).
-    fn get_byte_ranges(&mut self, ranges: Vec<Range<u64>>) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
-        let this = &*self;
-        let merged = coalesce(&ranges);
-        async move {
-            let fetched = futures::future::try_join_all(merged.iter().map(|r| this.range(r.clone()))).await?;
-            Ok(ranges
-                .iter()
-                .map(|r| {
-                    let at = merged.partition_point(|m| m.end < r.end);
-                    let (m, bytes) = (&merged[at], &fetched[at]);
-                    bytes.slice((r.start - m.start) as usize..(r.end - m.start) as usize)
-                })
-                .collect())
-        }
-        .boxed()
-    }
-
-    fn get_metadata<'a>(
-        &'a mut self,
-        options: Option<&'a ArrowReaderOptions>,
-    ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
-        async move {
-            let size = self.size;
-            let (columns, offsets) = options.map_or((PageIndexPolicy::Skip, PageIndexPolicy::Skip), |o| {
-                (o.column_index_policy(), o.offset_index_policy())
-            });
-            let reader = ParquetMetaDataReader::new()
-                .with_prefetch_hint(Some(FOOTER_HINT))
-                .with_column_index_policy(columns)
-                .with_offset_index_policy(offsets);
-            Ok(Arc::new(reader.load_and_finish(self, size).await?))
-        }
-        .boxed()
-    }
-}
 
 /// `builder` reading only the file's columns that `expected`'s fields name, matched as `how`
 /// says.
@@ -613,22 +546,4 @@ fn project<T>(builder: ArrowReaderBuilder<T>, expected: &SchemaRef, how: conform
     let roots = expected.fields().iter().filter_map(|e| conform::position(file.fields(), e, "", how));
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots.collect::<Vec<_>>());
     builder.with_projection(mask)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn near_ranges_are_fetched_together_and_each_lies_within_one() {
-        let g = COALESCE_GAP;
-        let ranges = vec![3 * g..3 * g + 10, 0..100, 150..300, g + 400..g + 410, 2 * g + 200..2 * g + 300];
-        let merged = coalesce(&ranges);
-        // 300 -> g + 400 is more than the gap apart; g + 410 -> 2g + 200 and 2g + 300 -> 3g are not
-        assert_eq!(merged, vec![0..300, g + 400..3 * g + 10]);
-        for r in &ranges {
-            assert!(merged.iter().any(|m| m.start <= r.start && r.end <= m.end), "{r:?}");
-        }
-        assert!(coalesce(&[]).is_empty());
-    }
 }

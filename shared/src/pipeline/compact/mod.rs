@@ -18,8 +18,10 @@
 mod deletes;
 mod identity;
 mod keys;
+mod late;
 pub mod plan;
 mod prune;
+mod ranged;
 mod share;
 
 use std::sync::Arc;
@@ -44,7 +46,7 @@ use deletes::Loaded;
 pub use deletes::{DeleteKind, LiveDelete, TaskDeletes};
 use identity::{constants, identity_values, with_constants};
 use keys::{Found, KeyIndex};
-pub use plan::{DedupWindow, LiveFile, PartitionDebt, Policy, Task};
+pub use plan::{DedupWindow, LateSplit, LiveFile, PartitionDebt, Policy, Task};
 pub use share::{Held, Scope, Share};
 
 /// A task's input files fetched at once.
@@ -170,7 +172,9 @@ pub async fn plan_loaded(
         max_task_bytes: opts.max_task_bytes,
         full: opts.full,
         dedup_window: dedup_window(&state.metadata)?,
+        late: None,
     };
+    let policy = Policy { late: late::late_split(&state.metadata, &wt, &policy)?, ..policy };
     let spec_id = state.metadata.default_partition_spec_id();
     if let Some(scope) = &opts.scope {
         scope.restrict_files(&mut files, &state.metadata);
@@ -390,8 +394,8 @@ async fn run_indexed(
     // The level-0 inputs' keys that older files hold: those rows are later copies. (A compacted
     // input is not checked: a `--full` run's references, compacted files at the target size,
     // may be younger than it, and a copy it holds was committed first.)
-    let batches = Decoded::split(task, batches);
-    let mine = keys.keys_of(task, batches.young())?;
+    let batches = Decoded::split(table, task, batches)?;
+    let mine = keys.keys_of(task, batches.young(), &batches.late)?;
     let identity = identity_values(table, task);
     let (found, key_reads) = keys.found(task, &mine, &loaded, &identity).await?;
     drop(mine);
@@ -401,12 +405,13 @@ async fn run_indexed(
     out.reference_key_bytes = key_reads.read;
     out.references_skipped = key_reads.skipped;
     out.reference_requests = key_reads.requests;
-    let batch_key = format!("L{}-{}", task.level, task.id);
-    let (t, c) = (table.clone(), cfg.clone());
+    let (t, c, id, level) = (table.clone(), cfg.clone(), task.id.clone(), task.level);
     let bytes_per_row = (bytes_in as f64 / rows_in.max(1) as f64).max(1.0);
-    let files = tokio::task::spawn_blocking(move || merge(&t, &c, batches, deleted, &found, &batch_key, bytes_per_row))
-        .await
-        .map_err(|e| Error::internal(format!("merge task failed: {e}")))??;
+    let files = tokio::task::spawn_blocking(move || {
+        merge(&t, &c, batches, deleted, &found, (level, id.as_str()), bytes_per_row)
+    })
+    .await
+    .map_err(|e| Error::internal(format!("merge task failed: {e}")))??;
     out.rows_in = rows_in;
     out.rows_deleted = deleted;
     let mut added: Vec<DataFileMeta> = vec![];
@@ -442,6 +447,7 @@ async fn run_indexed(
         duplicates: removed_rows - out.rows_out - deleted,
         deleted,
         applies_deletes: true,
+        knows_late: true,
         row_lineage: table.tracks_rows,
         removed_deletes: task.deletes.dangling.clone(),
         added,
@@ -483,17 +489,20 @@ fn decode(
     Ok((batches, bytes, deleted))
 }
 
-/// A task's decoded inputs in age order: the compacted files' rows, then the level-0 files'.
+/// A task's decoded inputs in age order: the compacted files' rows, then the level-0 (and late)
+/// files' ("young"), of which an L0 → L1 task's late rows apart.
 struct Decoded {
     batches: Vec<RecordBatch>,
     /// Where the level-0 files' rows begin.
     young: usize,
+    /// The young rows whose key leads with a time before the task's late boundary.
+    late: Vec<RecordBatch>,
 }
 
 impl Decoded {
     /// `per_file`, decoded from `task`'s inputs in their order (compacted files first).
-    fn split(task: &Task, per_file: Vec<Vec<RecordBatch>>) -> Self {
-        let mut out = Decoded { batches: vec![], young: 0 };
+    fn split(table: &WriterTable, task: &Task, per_file: Vec<Vec<RecordBatch>>) -> Result<Self> {
+        let mut out = Decoded { batches: vec![], young: 0, late: vec![] };
         for (f, batches) in task.inputs.iter().zip(per_file) {
             debug_assert!(f.level() == 0 || out.young == out.batches.len(), "compacted inputs come first");
             out.batches.extend(batches);
@@ -501,9 +510,16 @@ impl Decoded {
                 out.young = out.batches.len();
             }
         }
-        out
+        if let (Some(before), Some(lead)) = (task.late_before, table.dedup_key.first()) {
+            let young = out.batches.split_off(out.young);
+            let (on_time, late) = late::split(young, lead, before)?;
+            out.batches.extend(on_time);
+            out.late = late;
+        }
+        Ok(out)
     }
 
+    /// The young rows that are not late.
     fn young(&self) -> &[RecordBatch] {
         &self.batches[self.young..]
     }
@@ -511,27 +527,39 @@ impl Decoded {
 
 /// The CPU part of a task once its inputs are decoded (`deleted` rows dropped by deletes): drop
 /// the level-0 rows whose key a reference holds, then dedup (the first input's copy wins), sort
-/// and encode as the writer does.
+/// and encode as the writer does: into `L<level>-<id>-…`, and its late rows into a late file.
 fn merge(
     table: &WriterTable,
     cfg: &EngineConfig,
     batches: Decoded,
     deleted: u64,
     found: &Found,
-    batch_key: &str,
+    (level, id): (u32, &str),
     bytes_per_row: f64,
 ) -> Result<Vec<(DataFileMeta, Bytes)>> {
     let rows = |bs: &[RecordBatch]| bs.iter().map(|b| b.num_rows() as u64).sum::<u64>();
-    let rows_in = rows(&batches.batches);
-    let Decoded { mut batches, young } = batches;
+    let rows_in = rows(&batches.batches) + rows(&batches.late);
+    let Decoded { mut batches, young, late } = batches;
     let level0 = found.drop_from(table, batches.split_off(young))?;
     batches.extend(level0);
-    let older = rows_in - rows(&batches);
+    // A key is late or not in all its copies (they share its leading column): the two groups
+    // are deduplicated apart with the same result as together.
+    let late = found.drop_from(table, late)?;
+    let older = rows_in - rows(&batches) - rows(&late);
     let mut files = vec![];
-    let duplicates = encode(table, cfg, batches, batch_key, bytes_per_row, &mut |meta, body| {
+    let mut keep = |meta: DataFileMeta, body: Bytes| -> Result<()> {
         files.push((meta, body));
         Ok(())
-    })? as u64;
+    };
+    let mut duplicates = 0;
+    // (Every row late: no level-1 file; the encoder takes no empty list of batches.)
+    if late.is_empty() || !batches.is_empty() {
+        duplicates += encode(table, cfg, batches, &format!("L{level}-{id}"), bytes_per_row, &mut keep)? as u64;
+    }
+    if !late.is_empty() {
+        let key = format!("{}{id}", plan::LATE_PREFIX);
+        duplicates += encode(table, cfg, late, &key, bytes_per_row, &mut keep)? as u64;
+    }
     // Every row read is accounted for: deleted, written, or dropped as a later copy of a key
     // (one an older file holds, or another input's). A row lost between them would otherwise
     // pass as a duplicate (the request's count is rows in minus rows out and deleted).

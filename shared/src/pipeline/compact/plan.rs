@@ -13,6 +13,14 @@
 //!   dedup, a level-1 file of at least half the target stays where it is: merging it would only
 //!   copy it.
 //!
+//! - **Late files** (`late-<task>-…`): where dedup is exact and the key leads with a time column,
+//!   an L0 → L1 task writes the rows further behind than the table's late horizon to a file of
+//!   their own, without probing them against the compacted files ([`Policy::late`]). At the
+//!   next plan, a *late task*, first in the partition's plan, merges them (oldest first) against
+//!   the partition's compacted files, all of a tick's late keys at once, into level 1. They are referenced by L0 → L1 tasks, never
+//!   merged into level 2, and taken by `full` runs after the compacted files and before level 0.
+//!   docs/ARCHITECTURE.md, "Late keys, once per partition", says why this stays exact.
+//!
 //! A hot partition's inputs are split into several tasks of at most `max_task_bytes`, in age
 //! order (compacted files, then level-0 files by data sequence number and path); each task also
 //! takes the inputs of the tasks before it as references, so the oldest copy of a key wins across
@@ -56,10 +64,35 @@ pub struct LiveFile {
 }
 
 impl LiveFile {
-    /// The file's level, from its name: `L<n>-…` for compacted files, 0 for a writer's.
+    /// The file's level, from its name: `L<n>-…` for compacted files, 0 for a writer's (and a
+    /// late file's: an older Floe takes it for a writer's file and checks every row of it).
     pub fn level(&self) -> u32 {
         level_of(&self.path)
     }
+
+    /// Whether it is a late file: rows a level-0 task left for its partition's late task.
+    pub fn is_late(&self) -> bool {
+        is_late_file(&self.path)
+    }
+
+    /// Its age class: compacted files hold the oldest rows, then late files, then level-0
+    /// files (a late file's rows were committed before any live level-0 file's copy of a key).
+    fn class(&self) -> u8 {
+        match (self.level(), self.is_late()) {
+            (l, _) if l > 0 => 0,
+            (_, true) => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// The start of a late file's name.
+pub const LATE_PREFIX: &str = "late-";
+
+/// Whether `path` names a late file (one Floe wrote, named `late-<task>-…`).
+pub fn is_late_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or_default();
+    name.starts_with(LATE_PREFIX) && crate::table::is_floe_data_file(path)
 }
 
 /// The level encoded in a data file's name.
@@ -82,6 +115,34 @@ pub struct Policy {
     /// How far back an earlier copy of a key is looked for; `None`: in every compacted file of
     /// the partition (exact dedup).
     pub dedup_window: Option<DedupWindow>,
+    /// Whether L0 → L1 tasks leave their late rows to late files, and from when rows are late;
+    /// `None`: they probe every row (late files already written are planned all the same).
+    pub late: Option<LateSplit>,
+}
+
+/// When a level-0 row is late (table property `floe.late-after-ms`): its key's leading time
+/// column is more than `after_ms` behind the commit time of the newest snapshot its task's
+/// inputs came from (never ahead of the compactor's clock), so a task's split depends on its
+/// inputs alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LateSplit {
+    /// The horizon.
+    pub after_ms: i64,
+    /// The kept snapshots' sequence numbers and commit times.
+    pub snapshots: Vec<(i64, i64)>,
+    /// The compactor's clock when it planned.
+    pub now_ms: i64,
+}
+
+impl LateSplit {
+    /// The boundary of a task of `inputs`, in milliseconds since the epoch: rows whose key's
+    /// leading column is before it are late. `None` (no row is) when the newest input's
+    /// snapshot is not kept.
+    fn before(&self, inputs: &[LiveFile]) -> Option<i64> {
+        let seq = inputs.iter().map(|f| f.seq).max()?;
+        let (_, at) = self.snapshots.iter().find(|(s, _)| *s == seq)?;
+        Some((*at).min(self.now_ms).saturating_sub(self.after_ms))
+    }
 }
 
 /// A dedup window (table property `floe.dedup-window-ms`): a level-0 row's key is looked for in
@@ -116,6 +177,11 @@ impl Policy {
     /// all of them, or with a dedup window those that may hold a row committed within the window
     /// before the oldest level-0 input.
     fn references<'a>(&self, candidates: impl Iterator<Item = &'a LiveFile>, inputs: &[&LiveFile]) -> Vec<String> {
+        // Late inputs were never probed against the compacted files, and their sequence number
+        // is newer than their rows: no cut.
+        if inputs.iter().any(|f| f.is_late()) {
+            return candidates.map(|f| f.path.clone()).collect();
+        }
         let oldest = inputs.iter().filter(|f| f.level() == 0).map(|f| f.seq).min();
         let cut = self.dedup_window.as_ref().zip(oldest).and_then(|(w, seq)| w.cut(seq));
         candidates.filter(|f| cut.is_none_or(|c| f.seq > c)).map(|f| f.path.clone()).collect()
@@ -135,8 +201,14 @@ pub struct Task {
     pub partition: Struct,
     /// Files to rewrite, in age order (compacted files, then level-0 by sequence number, path).
     pub inputs: Vec<LiveFile>,
-    /// Files whose keys win over the inputs' (only their key columns are read).
+    /// Files whose keys win over the inputs' (only their key columns are read): the partition's
+    /// older files, then from `chain_from` on the inputs of the tasks before it in its chain.
     pub references: Vec<String>,
+    /// Where the chain's references begin in `references`.
+    pub chain_from: usize,
+    /// An L0 → L1 task's late boundary ([`LateSplit`]): its level-0 rows whose key's leading
+    /// column is before it go to a late file, probed only against the chain's references.
+    pub late_before: Option<i64>,
     /// Other engines' delete files that apply to the inputs and references.
     pub deletes: TaskDeletes,
 }
@@ -155,8 +227,10 @@ pub struct PartitionDebt {
     pub files: usize,
     /// Bytes.
     pub bytes: u64,
-    /// Files per level (0, 1, 2+).
+    /// Files per level (0, 1, 2+), late files aside.
     pub levels: [usize; 3],
+    /// Late files.
+    pub late: usize,
     /// Files under the target size.
     pub small: usize,
     /// Tasks the plan would run for it now.
@@ -182,7 +256,7 @@ pub fn plan(files: &[LiveFile], spec_id: i32, policy: &Policy) -> Vec<Task> {
         .filter(|tasks| !tasks.is_empty())
         .collect();
     // A stable sort: partitions of equal urgency stay in partition order.
-    parts.sort_by_key(|tasks| tasks.iter().flat_map(|t| &t.inputs).map(|f| (f.seq, f.level() > 0)).min());
+    parts.sort_by_key(|tasks| tasks.iter().flat_map(|t| &t.inputs).map(|f| (f.seq, f.class() < 2)).min());
     parts.into_iter().flatten().collect()
 }
 
@@ -223,7 +297,10 @@ pub fn debt(files: &[LiveFile], spec_id: i32, policy: &Policy) -> Vec<(Struct, P
             let mut d = PartitionDebt { files: part.len(), ..Default::default() };
             for f in &part {
                 d.bytes += f.size;
-                d.levels[(f.level() as usize).min(2)] += 1;
+                match f.is_late() {
+                    true => d.late += 1,
+                    false => d.levels[(f.level() as usize).min(2)] += 1,
+                }
                 d.small += usize::from(f.size < policy.target_file_size);
             }
             d.tasks = plan_partition(&part, policy).len();
@@ -240,11 +317,12 @@ fn partitions(files: &[LiveFile], spec_id: i32) -> BTreeMap<String, Vec<&LiveFil
     // Age order, the order in which copies of a key win: compacted files first, the highest
     // level first (a level holds rows committed before any live file of a lower level: under a
     // dedup window a level-2 file may hold a key's first copy and a level-1 file its later one),
-    // then level-0 files; within a level by data sequence number and path. (A compacted file's
-    // sequence number is that of the snapshot its task was planned from, newer than its rows: it
-    // may not be compared across levels.) Every kind of run takes its inputs in this one order.
+    // then late files, then level-0 files; within a level by data sequence number and path. (A
+    // compacted or late file's sequence number is that of the snapshot its task was planned
+    // from, newer than its rows: it may not be compared across levels.) Every kind of run takes
+    // its inputs in this one order.
     for part in out.values_mut() {
-        part.sort_by_key(|f| (f.level() == 0, std::cmp::Reverse(f.level()), f.seq, f.path.clone()));
+        part.sort_by_key(|f| (f.class(), std::cmp::Reverse(f.level()), f.seq, f.path.clone()));
     }
     out
 }
@@ -265,7 +343,8 @@ fn plan_partition(part: &[&LiveFile], policy: &Policy) -> Vec<Task> {
         let refs = policy.references(part.iter().copied().filter(|f| !rewrite(f)), &small);
         return chain(&small, 2, refs, policy);
     }
-    let l0: Vec<&LiveFile> = part.iter().copied().filter(|f| f.level() == 0).collect();
+    let late: Vec<&LiveFile> = part.iter().copied().filter(|f| f.is_late()).collect();
+    let l0: Vec<&LiveFile> = part.iter().copied().filter(|f| f.class() == 2).collect();
     // With exact dedup, a level-1 file of at least half the target is done: a merge would only
     // copy it (a hot partition's level-0 tasks cut their output at the target size already), and
     // no compacted file holds a key another holds, so no merge needs it for the order of copies.
@@ -274,9 +353,23 @@ fn plan_partition(part: &[&LiveFile], policy: &Policy) -> Vec<Task> {
     let done = |f: &LiveFile| policy.dedup_window.is_none() && f.size >= target / 2;
     let l1: Vec<&LiveFile> = part.iter().copied().filter(|f| f.level() == 1 && !done(f)).collect();
     let mut tasks = vec![];
+    // Late files wait for no threshold: their later copies are visible until the late task runs.
+    if !late.is_empty() {
+        // First: a tick cut short never leaves it out. Every compacted file is a reference,
+        // whatever a dedup window says (the rows were not probed when they were compacted).
+        let refs = part.iter().filter(|f| f.level() > 0).map(|f| f.path.clone()).collect();
+        tasks.extend(chain(&late, 1, refs, policy));
+    }
     if due(&l0) {
-        let refs = policy.references(part.iter().copied().filter(|f| f.level() > 0), &l0);
-        tasks.extend(chain(&l0, 1, refs, policy));
+        // Every live late file, whatever a dedup window cuts: one may hold the first copy of an
+        // on-time key, which the late task would otherwise drop for the later one.
+        let mut refs = policy.references(part.iter().copied().filter(|f| f.level() > 0), &l0);
+        refs.extend(late.iter().map(|f| f.path.clone()));
+        let mut l0_tasks = chain(&l0, 1, refs, policy);
+        for t in &mut l0_tasks {
+            t.late_before = policy.late.as_ref().and_then(|l| l.before(&t.inputs));
+        }
+        tasks.extend(l0_tasks);
     }
     if due(&l1) {
         // Partial level-2 files first: under a dedup window one may hold the first copy of a key
@@ -294,6 +387,7 @@ fn chain(inputs: &[&LiveFile], level: u32, mut refs: Vec<String>, policy: &Polic
     let mut tasks = vec![];
     let mut current: Vec<LiveFile> = vec![];
     let mut bytes = 0;
+    let chain_from = refs.len();
     let flush = |current: &mut Vec<LiveFile>, refs: &mut Vec<String>, tasks: &mut Vec<Task>| {
         if current.is_empty() {
             return;
@@ -305,6 +399,8 @@ fn chain(inputs: &[&LiveFile], level: u32, mut refs: Vec<String>, policy: &Polic
             spec_id: inputs[0].spec_id,
             partition: inputs[0].partition.clone(),
             references: refs.clone(),
+            chain_from,
+            late_before: None,
             inputs,
             deletes: TaskDeletes::default(),
         };
@@ -367,7 +463,14 @@ mod tests {
     }
 
     fn policy() -> Policy {
-        Policy { target_file_size: 1000, min_files: 3, max_task_bytes: 10_000, full: false, dedup_window: None }
+        Policy {
+            target_file_size: 1000,
+            min_files: 3,
+            max_task_bytes: 10_000,
+            full: false,
+            dedup_window: None,
+            late: None,
+        }
     }
 
     #[test]
@@ -376,6 +479,62 @@ mod tests {
         assert_eq!(level_of("s3://b/t/data/d=1/L1-0a1b-00000-000-ff.parquet"), 1);
         assert_eq!(level_of("file:///w/t/data/L2-0a-00000-000-ff.parquet"), 2);
         assert_eq!(level_of("file:///w/t/data/Lx-0a.parquet"), 0);
+        let late = "s3://b/t/data/d=1/late-0a1b-00000-000-0123456789abcdef.parquet";
+        assert!(is_late_file(late));
+        assert_eq!(level_of(late), 0, "an older Floe takes it for a writer's file");
+        assert!(!is_late_file("s3://b/t/data/late-notes.parquet"), "not a name Floe writes");
+        assert!(!is_late_file("s3://b/t/data/L1-0a1b-00000-000-0123456789abcdef.parquet"));
+    }
+
+    fn late(name: &str, size: u64, seq: i64) -> LiveFile {
+        file(&format!("late-{name}-00000-000-0123456789abcdef.parquet"), size, seq, 1)
+    }
+
+    #[test]
+    fn late_files_go_first_to_a_late_task_and_are_references_of_level_zero_tasks_only() {
+        let (x, y) = (late("x", 100, 3), late("y", 100, 5));
+        let files = vec![file("a", 100, 6, 1), file("b", 100, 7, 1), y.clone(), file("L1-c", 400, 2, 1), x.clone()];
+        let split = LateSplit { after_ms: 10, snapshots: vec![(6, 1_000), (7, 2_000)], now_ms: 1_500 };
+        let p = Policy { min_files: 2, late: Some(split.clone()), ..policy() };
+        let tasks = plan(&files, 0, &p);
+        let names = |t: &Task| t.inputs.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
+        assert_eq!(tasks.len(), 2);
+        assert_eq!(names(&tasks[0]), [x.path.clone(), y.path.clone()], "the late task first, oldest first");
+        // Under a dedup window that cuts the compacted file for the level-0 task, the late task
+        // still references it, and the level-0 task every late file.
+        let window = DedupWindow { window_ms: 1, snapshots: vec![(1, 0), (2, 0), (6, 1_000), (7, 2_000)] };
+        let windowed = plan(&files, 0, &Policy { dedup_window: Some(window), ..p.clone() });
+        assert_eq!(windowed[0].references, ["L1-c"]);
+        assert_eq!(windowed[1].references, [x.path.clone(), y.path.clone()]);
+        assert_eq!(
+            (tasks[0].references.clone(), tasks[0].chain_from, tasks[0].late_before),
+            (vec!["L1-c".into()], 1, None)
+        );
+        assert_eq!(names(&tasks[1]), ["a", "b"]);
+        assert_eq!(tasks[1].references, ["L1-c".to_string(), x.path.clone(), y.path.clone()]);
+        assert_eq!(tasks[1].chain_from, 3, "no chain: every reference is an older file");
+        assert_eq!(tasks[1].late_before, Some(1_490), "its newest input's snapshot, never ahead of the clock");
+        let gone = Policy { late: Some(LateSplit { snapshots: vec![(6, 1_000)], ..split }), ..p.clone() };
+        assert_eq!(plan(&files, 0, &gone)[1].late_before, None, "that snapshot is not kept: nothing is late");
+        assert!(plan(&files[..2], 0, &Policy { late: None, ..p.clone() })[0].late_before.is_none());
+        let d = debt(&files, 0, &p);
+        assert_eq!((d[0].1.levels, d[0].1.late), ([2, 1, 0], 2));
+
+        // A hot partition's chain: its references past `chain_from` are the earlier tasks' inputs.
+        let hot: Vec<LiveFile> = (0..4).map(|i| file(&format!("f{i}"), 400, 10 + i, 1)).chain([x.clone()]).collect();
+        let chained = plan(&hot, 0, &Policy { max_task_bytes: 800, ..p.clone() });
+        assert_eq!(chained.len(), 3, "the late task, then a chain of two");
+        assert_eq!(chained[2].references, [x.path.clone(), "f0".into(), "f1".into()]);
+        assert_eq!(chained[2].chain_from, 1);
+
+        // Never merged into level 2; a full run takes them after compacted files, before level 0.
+        let l1 = vec![file("L1-a", 300, 1, 1), file("L1-b", 300, 2, 1), late("z", 100, 3)];
+        let merge = plan(&l1, 0, &p);
+        assert_eq!(merge.len(), 2);
+        assert_eq!(names(&merge[0]), [late("z", 100, 3).path], "one late file is due: its copies are visible");
+        assert_eq!(names(&merge[1]), ["L1-a", "L1-b"]);
+        let full = plan(&files, 0, &Policy { full: true, ..p });
+        assert_eq!(names(&full[0]), ["L1-c".to_string(), x.path, y.path, "a".into(), "b".into()]);
     }
 
     #[test]
