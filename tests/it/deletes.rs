@@ -471,3 +471,23 @@ async fn a_delete_manifest_rewritten_keeps_its_other_entries_sequence_numbers() 
     assert!(contents(&h.ports, &cfg.table).await.deletes.is_empty());
     assert_eq!(values(&h, &cfg.table).await, seen);
 }
+
+/// Another engine deleted every row of a partition's level-0 files: compaction removes the files
+/// and writes none (the encoder is never handed an empty list of batches).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_every_row_is_deleted_removes_its_files_and_writes_none() {
+    let h = Harness::new();
+    let cfg = kv_table("kv.gone");
+    ingest_files(&h, &cfg, "in", &[("t1", &[("a", 1)]), ("t1", &[("b", 2)]), ("t2", &[("c", 3)])]).await;
+    let (a, b) = (row_of(&h, &cfg, "a").await, row_of(&h, &cfg, "b").await);
+    let d = position_delete(&h.ports, &cfg.table, &[(&a.0, a.1), (&b.0, b.1)], &a.2, false).await;
+    commit_deletes(&h.ports, &cfg.table, vec![(0, d)]).await.unwrap();
+    let (report, _) = compact_and_commit(&h.engine, &h.ports, &cfg.table, &opts(false), VISIBILITY).await.unwrap();
+    assert_eq!(report.tasks, 1, "tenant t1's two files");
+    let c = contents(&h.ports, &cfg.table).await;
+    let rows: Vec<(&String, usize)> = c.files.iter().map(|f| (&f.0, f.2.num_rows())).collect();
+    assert_eq!(c.files.len(), 1, "t1's files are gone, none written: {rows:?}");
+    assert!(c.deletes.is_empty(), "the delete file, dangling, goes with them");
+    let want: BTreeMap<String, Vec<i64>> = [("c".to_string(), vec![3])].into_iter().collect();
+    assert_eq!(visible(&h.ports, &cfg.table).await, want);
+}

@@ -552,8 +552,9 @@ fn merge(
         Ok(())
     };
     let mut duplicates = 0;
-    // (Every row late: no level-1 file; the encoder takes no empty list of batches.)
-    if late.is_empty() || !batches.is_empty() {
+    // No rows at all (every row late, or deleted by another engine): no level-1 file; the encoder
+    // takes no empty list of batches.
+    if !batches.is_empty() {
         duplicates += encode(table, cfg, batches, &format!("L{level}-{id}"), bytes_per_row, &mut keep)? as u64;
     }
     if !late.is_empty() {
