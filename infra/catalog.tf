@@ -66,7 +66,7 @@ resource "aws_dynamodb_table" "ledger" {
     name = "pk"
     type = "S"
   }
-  # Committed and quarantine records carry expires_at (FLOE_LEDGER_TTL_DAYS); pending ones never.
+  # Every ledger record carries expires_at (FLOE_LEDGER_TTL_DAYS): pending marks, landed records, quarantine.
   # Always stated, so that landing_expiration_days = null turns the TTL off (the provider leaves
   # it on when the block is only removed).
   ttl {

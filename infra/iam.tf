@@ -158,6 +158,24 @@ data "aws_iam_policy_document" "writer" {
       values   = ["quarantine|*"]
     }
   }
+  statement {
+    # A committed source sent again restarts its record's time to live and its snapshot's
+    # (Ledger::keep): an UpdateItem that may name no attribute but the key and `expires_at`, so
+    # the writer can never forge a record's state.
+    sid       = "RestartLedgerTimeToLiveOnly"
+    actions   = ["dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.ledger.arn]
+    condition {
+      test     = "ForAllValues:StringEquals"
+      variable = "dynamodb:Attributes"
+      values   = ["pk", "expires_at"]
+    }
+    condition {
+      test     = "Null"
+      variable = "dynamodb:Attributes"
+      values   = ["false"]
+    }
+  }
 }
 
 # --- committer ----------------------------------------------------------------------------

@@ -85,8 +85,10 @@ K = {
     "LISTED_BATCH_IDS": [50, "pipeline/commit/append.rs LISTED_BATCHES (ids in each snapshot summary)"],
     # Code-level knobs: the code as it is
     "LEDGER_PARALLEL": [32, "adapters/aws/dynamodb_ledger.rs record: one UpdateItem per source, MARKS_IN_FLIGHT = 32 at once"],
-    "LEDGER_WRITES": [2, "commit/append.rs: ledger writes per source (pending before the swap, committed after); 1: what-if of a "
-                      "pending record per commit instead of per source (not built)"],
+    "LEDGER_WRITES": [1, "commit/append.rs: ledger writes per source (pending before the swap; one landed record a commit "
+                      "after it); 2: the ledger before landed records (pending, then committed)"],
+    "WRITER_LOOKUP_RRU": [0.5, "adapters/aws/mod.rs writer_cold_start: the writers' ledger lookups read eventually "
+                          "consistent items (0.5 RRU an item; the committer's are consistent, 1 RRU)"],
     "DELETE_PARALLEL": [64, "table/maintain.rs DELETE_PARALLEL: Cleanup::run deletes expired files 64 at a time"],
     "FETCHES_IN_FLIGHT": [8, "pipeline/write.rs FETCHES_IN_FLIGHT: a writer batch's objects fetched ahead, in order"],
     "UPLOADS_IN_FLIGHT": [16, "pipeline/write.rs UPLOADS_IN_FLIGHT: a writer batch's data files uploaded side by side"],
@@ -131,7 +133,8 @@ K = {
     "KEY_BYTES_PER_ROW": [16, "event_id uuid, fixed[16], incompressible: the dedup key column per row"],
     "KEY_ROW_NS": [100, "decode + box + hash-set insert of one reference key (compact/keys.rs KeyIndex::read; assumed)"],
     "KEY_SET_BYTES": [48, "memory per reference key: Box<[u8]> of a 17-byte row + HashSet slot (assumed)"],
-    "LOG_BYTES_OBJECT": [300, "writer JSON log line per object read (RUST_LOG=info, pipeline/write.rs)"],
+    "LOG_BYTES_OBJECT": [0, "writer log bytes per object read: the `object read` line is debug (RUST_LOG=info logs one line a "
+                         "batch, pipeline/write.rs); it was 300 B at info"],
     "LOG_BYTES_INVOKE": [1500, "EMF line + writer/committer batch lines + START/END/REPORT per invocation"],
     "LEDGER_ITEM_BYTES": [300, "DynamoDB ledger item (pk table|uri#etag, state, snapshot ids); kept FLOE_LEDGER_TTL_DAYS"],
     # Measured by this script (defaults: a run on the 2-core CI VM, 2026-12-01; --quick uses them)
@@ -161,7 +164,7 @@ def k(name):
 
 # AWS requests per unit of work, counted from the code (rendered in the report).
 REQUESTS = [
-    ("writer batch", "DynamoDB BatchGetItem, consistent", "ceil(n/100) calls, n RRU", "pipeline/write.rs write -> DynamoDbLedger::lookup"),
+    ("writer batch", "DynamoDB BatchGetItem, eventually consistent", "ceil(n/100) calls, n/2 RRU", "pipeline/write.rs write -> DynamoDbLedger::lookup"),
     ("writer batch", "S3 GET (versionId + If-Match), in turn", "n", "write.rs fetch_and_read -> S3ObjectStore::get_version"),
     ("writer batch", "S3 PUT If-None-Match, in turn with encoding", "one per data file", "write.rs write/put_data_file"),
     ("writer batch", "SQS SendMessage (+ S3 PUT if > 240 KiB)", "1 (64 KB chunks)", "write.rs write -> SqsQueue::send"),
@@ -172,11 +175,11 @@ REQUESTS = [
      "handlers/mod.rs handle_writer, write.rs put_data_file"),
     ("commit", "DynamoDB PutItem lock / DeleteItem release", "1 + 1 WRU", "commit/mod.rs acquire, commit_table -> DynamoDbLock"),
     ("commit", "DynamoDB GetItem pointer", "1 RRU", "commit/mod.rs state -> DynamoDbTablePointer::load"),
-    ("commit", "DynamoDB BatchGetItem ledger", "ceil(S/100) calls, S RRU", "commit/append.rs commit_appends -> lookup"),
-    ("commit", "DynamoDB UpdateItem pending, one per source, 32 in flight", "S + 1 (index)", "append.rs -> DynamoDbLedger::record_pending/count"),
+    ("commit", "DynamoDB BatchGetItem ledger (+ landed records of pending marks)", "ceil(S/100) calls, S RRU", "commit/append.rs commit_appends -> lookup"),
+    ("commit", "DynamoDB UpdateItem pending, one per source, 32 in flight", "S", "append.rs -> DynamoDbLedger::record_pending"),
     ("commit", "DynamoDB UpdateItem heartbeat, swap", "1 + 1", "commit/mod.rs publish -> heartbeat, swap"),
-    ("commit", "DynamoDB UpdateItem committed, one per source, 32 in flight", "S + 1 (index)", "append.rs -> record_committed/count"),
-    ("commit", "DynamoDB GetItem pending index", "1 per EXPIRE_BATCH commits", "commit/mod.rs expiring -> pending_snapshots"),
+    ("commit", "DynamoDB PutItem landed, one per snapshot", "1", "append.rs -> DynamoDbLedger::record_landed"),
+    ("commit", "DynamoDB PutItem landed, per snapshot expired", "1 per append expired", "commit/mod.rs expiring -> record_landed"),
     ("commit", "S3 PUT manifest, manifest list, metadata.json", "3 (+ merged manifest, dropped record)", "table/snapshot.rs plan_snapshot, mod.rs publish"),
     ("commit", "S3 DELETE old metadata.json, expired lists, dropped files", "1 + expired, in turn", "mod.rs publish, table/maintain.rs Cleanup::run"),
     ("commit", "S3 GET claim check, then DELETE once settled, 16 at a time", "per message > 240 KiB", "handlers/mod.rs commit_messages, handle_committer"),
@@ -580,7 +583,7 @@ def totals(rows, step=60):
         add("SQS ingest queue (S3 send, receive, delete)", nb * (w["b"] + 2 * math.ceil(w["b"] / 10)))
         chunks = 1 if w["claim"] else math.ceil(w["msg"] / 65536)
         add("SQS commit queue (send, receive, delete)", nb * (2 * chunks + 0.1))
-        add("DynamoDB RRU", nb * w["b"] * 2 + r["commits"] * (1 + 1 / k("EXPIRE_BATCH")) + w["conc"] * step / 60)
+        add("DynamoDB RRU", nb * w["b"] * (1 + k("WRITER_LOOKUP_RRU")) + r["commits"] * 2 + w["conc"] * step / 60)
         add("DynamoDB WRU", nb * w["b"] * k("LEDGER_WRITES") + r["commits"] * 8)
         add("CloudWatch Logs GB", (nb * (w["b"] * k("LOG_BYTES_OBJECT") + k("LOG_BYTES_INVOKE"))
                                    + r["commits"] * k("LOG_BYTES_INVOKE")) / GB)
@@ -627,7 +630,7 @@ def scenario(name, diurnal):
 
 # The tuned settings with assumptions changed: before late files (each task probing its own late
 # keys), and a design not built, one ledger write per source.
-WHAT_IF = [{"LATE_DEFERRED": 0}, {"LEDGER_WRITES": 1}]
+WHAT_IF = [{"LATE_DEFERRED": 0}, {"LEDGER_WRITES": 2, "WRITER_LOOKUP_RRU": 1, "LOG_BYTES_OBJECT": 300}]
 
 
 def what_if(sets, diurnal):

@@ -46,6 +46,7 @@ impl Env {
             create_dynamodb_tables: true,
             // As the module deploys it: every test's committed records carry a time to live.
             ledger_ttl: Some(std::time::Duration::from_secs(45 * 86_400)),
+            eventually_consistent_lookups: false,
         };
         let clients = Clients::load(&settings).await;
         for b in ["landing", "lake"] {
@@ -321,49 +322,57 @@ async fn settled_claim_checks_are_deleted(
     env.delete_all(&env.settings.commit_queue_url, &receipts).await;
 }
 
-/// The committed ledger records carry a time to live (the test env's 45 days); when the writer
-/// skips a committed source sent again, its record's time restarts: made to run out almost at
-/// once, the redelivery puts it 45 days ahead again.
+/// The ledger records of committed sources and of their snapshot carry a time to live (the test
+/// env's 45 days); when the writer skips a committed source sent again, its record's time and
+/// its snapshot's restart: made to run out tomorrow, the redelivery puts them 45 days ahead.
 async fn ttl_restarts_when_a_committed_source_is_sent_again(
     env: &Env,
     writer_env: &WriterEnv,
     ports: &Ports,
+    table: &str,
     delivery: serde_json::Value,
 ) {
     use aws_sdk_dynamodb::types::AttributeValue;
     let ddb = &env.clients.dynamodb;
     let items = ddb.scan().table_name(&env.settings.ledger_table).send().await.expect("scan").items.unwrap_or_default();
-    let committed: Vec<String> = items
-        .iter()
-        .filter(|i| i.get("state").and_then(|v| v.as_s().ok()).is_some_and(|s| s == "committed"))
-        .filter_map(|i| i.get("pk").and_then(|v| v.as_s().ok()).cloned())
-        .filter(|pk| pk.contains("/events/dt=")) // the objects of `delivery` (others were committed too)
-        .collect();
-    assert!(!committed.is_empty(), "committed records");
+    let pk_of =
+        |i: &std::collections::HashMap<String, AttributeValue>| i.get("pk").and_then(|v| v.as_s().ok()).cloned();
+    // The objects of `delivery` (others were committed too), and the snapshot they landed in.
+    let sources: Vec<_> = items.iter().filter(|i| pk_of(i).is_some_and(|pk| pk.contains("/events/dt="))).collect();
+    assert!(!sources.is_empty(), "the sources' records");
+    let snapshots: std::collections::BTreeSet<String> =
+        sources.iter().filter_map(|i| i.get("snapshot_id").and_then(|v| v.as_n().ok()).cloned()).collect();
+    let mut kept: Vec<String> = sources.iter().filter_map(|i| pk_of(i)).collect();
+    kept.extend(snapshots.iter().map(|s| format!("landed|{table}|{s}")));
     let expires = |pk: &str| {
-        let item = items.iter().find(|i| i.get("pk").and_then(|v| v.as_s().ok()).is_some_and(|p| p == pk));
+        let item = items.iter().find(|i| pk_of(i).is_some_and(|p| p == pk));
         item.and_then(|i| i.get("expires_at")).and_then(|v| v.as_n().ok()).and_then(|n| n.parse::<i64>().ok())
     };
     let day = 86_400;
     let now = epoch_ms() / 1000;
-    assert!(committed.iter().all(|pk| expires(pk).is_some_and(|t| t >= now + 44 * day)), "45 days from commit");
-    for pk in &committed {
+    for pk in &kept {
+        assert!(expires(pk).is_some_and(|t| t >= now + 44 * day), "{pk}: 45 days from its commit");
+    }
+    for pk in &kept {
         let soon = ddb.update_item().table_name(&env.settings.ledger_table).key("pk", AttributeValue::S(pk.clone()));
         let soon = soon
             .update_expression("SET expires_at = :t")
-            .expression_attribute_values(":t", AttributeValue::N("1000".into()));
+            .expression_attribute_values(":t", AttributeValue::N((now + day).to_string()));
         soon.send().await.expect("shorten");
     }
     let response = handle_writer(writer_env, ports, delivery).await.expect("writer");
     assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
     let items = ddb.scan().table_name(&env.settings.ledger_table).send().await.expect("scan").items.unwrap_or_default();
-    for pk in &committed {
-        let item =
-            items.iter().find(|i| i.get("pk").and_then(|v| v.as_s().ok()).is_some_and(|p| p == pk)).expect("kept");
+    for pk in &kept {
+        let item = items.iter().find(|i| pk_of(i).is_some_and(|p| p == *pk)).expect("kept");
         let at: i64 = item["expires_at"].as_n().expect("n").parse().expect("secs");
         assert!(at >= now + 44 * day, "{pk}: the resend restarted its time ({at})");
-        assert_eq!(item["state"].as_s().expect("s"), "committed");
     }
+    let ids: Vec<String> =
+        sources.iter().filter_map(|i| pk_of(i)?.split_once('|').map(|(_, id)| id.to_string())).collect();
+    let states = ports.ledger.lookup(&table.parse().unwrap(), &ids).await.expect("lookup");
+    assert_eq!(states.len(), ids.len());
+    assert!(states.iter().all(|(_, s)| matches!(s, floe::ports::SourceState::Committed { .. })), "{states:?}");
 }
 
 fn epoch_ms() -> i64 {
@@ -517,7 +526,7 @@ async fn notifications_through_writer_and_committer(catalog: Catalog) {
     let q = ports.ledger.quarantined().await.expect("quarantined");
     assert_eq!(q.len(), 1);
     assert!(q[0].uri.ends_with("events/broken.avro"), "{:?}", q[0]);
-    ttl_restarts_when_a_committed_source_is_sent_again(&env, &writer_env, &ports, first_delivery).await;
+    ttl_restarts_when_a_committed_source_is_sent_again(&env, &writer_env, &ports, &table_name, first_delivery).await;
     // ... and reported to the DLQ with its reason (twice: the batch was delivered twice).
     let (dead, _) = env.sqs_event(&dlq_url, 2, Duration::from_secs(5)).await;
     let bodies: Vec<serde_json::Value> = dead["Records"]
@@ -1013,16 +1022,23 @@ async fn a_floe_toml_in_s3_routes_objects_and_rows_to_their_tables() {
     assert!(q[0].uri.ends_with("other/d.avro") && q[0].rejection.kind == floe::RejectionKind::Unrouted, "{:?}", q[0]);
 }
 
-/// Fails, once, the DynamoDB `UpdateItem` that would mark one given source committed.
-#[derive(Debug, Clone)]
-struct FailOneCommittedMark {
-    source: String,
-    fired: std::sync::Arc<std::sync::atomic::AtomicBool>,
+/// Counts the DynamoDB requests a client sends, by operation, and keeps their bodies.
+#[derive(Debug, Clone, Default)]
+struct DynamoDbRequests(std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>);
+
+impl DynamoDbRequests {
+    fn of(&self, op: &str) -> Vec<String> {
+        let seen = self.0.lock().expect("requests");
+        seen.iter().filter(|(o, _)| o == op).map(|(_, b)| b.clone()).collect()
+    }
+    fn clear(&self) {
+        self.0.lock().expect("requests").clear();
+    }
 }
 
-impl aws_sdk_dynamodb::config::Intercept for FailOneCommittedMark {
+impl aws_sdk_dynamodb::config::Intercept for DynamoDbRequests {
     fn name(&self) -> &'static str {
-        "FailOneCommittedMark"
+        "DynamoDbRequests"
     }
 
     fn read_before_transmit(
@@ -1032,53 +1048,94 @@ impl aws_sdk_dynamodb::config::Intercept for FailOneCommittedMark {
         _: &mut aws_sdk_dynamodb::config::ConfigBag,
     ) -> Result<(), aws_sdk_dynamodb::error::BoxError> {
         let req = ctx.request();
-        if !req.headers().get("x-amz-target").unwrap_or_default().ends_with("UpdateItem") {
-            return Ok(());
-        }
+        let target = req.headers().get("x-amz-target").unwrap_or_default();
+        let op = target.rsplit('.').next().unwrap_or_default().to_string();
         let body = String::from_utf8_lossy(req.body().bytes().unwrap_or_default()).into_owned();
-        let is_it = body.contains(&self.source) && body.contains("\"committed\"");
-        if is_it && !self.fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            return Err("injected: this committed mark is lost".into());
-        }
+        self.0.lock().expect("requests").push((op, body));
         Ok(())
     }
 }
 
-/// One committed mark of a batch fails: the call fails, the other sources are committed and
-/// their pending marks counted down, the failed one stays pending (so its snapshot stays named,
-/// and expiry keeps it); a retry of the whole call commits it and the snapshot leaves the index.
+/// One ledger write per source: a commit marks each source pending (one UpdateItem each) and
+/// its snapshot landed (one PutItem), and a lookup reads the sources, then the landed records of
+/// their marks. The committer's lookups read consistently, the writers' eventually
+/// consistently. Records the ledger wrote before landed records (pending with accumulated marks,
+/// committed) read as they did.
 #[tokio::test]
-async fn a_failed_committed_mark_leaves_only_its_own_source_pending() {
+async fn a_commit_writes_each_source_once_and_its_snapshot_once() {
+    use aws_sdk_dynamodb::types::AttributeValue as V;
     use floe::adapters::aws::DynamoDbLedger;
     use floe::ports::{Ledger, SourceState};
 
     let env = Env::new(Catalog::DynamoDb).await;
-    let fired = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let fail = FailOneCommittedMark { source: "s3://b/k3#e".into(), fired: fired.clone() };
-    let conf = env.clients.dynamodb.config().to_builder().interceptor(fail).build();
-    let ledger = DynamoDbLedger::new(aws_sdk_dynamodb::Client::from_conf(conf), &format!("marks-{}", env.suffix));
+    let seen = DynamoDbRequests::default();
+    let conf = env.clients.dynamodb.config().to_builder().interceptor(seen.clone()).build();
+    let client = aws_sdk_dynamodb::Client::from_conf(conf);
+    let name = format!("marks-{}", env.suffix);
+    let ledger = DynamoDbLedger::new(client.clone(), &name);
     ledger.ensure_table().await.expect("ledger table");
     let table = floe::TableIdent::new("ns", "t");
     let ids: Vec<String> = (1..=5).map(|i| format!("s3://b/k{i}#e")).collect();
+    seen.clear();
     ledger.record_pending(&table, &ids, 7).await.expect("pending");
-    assert!(ledger.record_committed(&table, &ids, 7).await.is_err(), "the lost mark fails the call");
-    assert!(fired.load(std::sync::atomic::Ordering::SeqCst));
-    let states: std::collections::HashMap<String, SourceState> =
-        ledger.lookup(&table, &ids).await.expect("lookup").into_iter().collect();
-    for id in &ids {
-        let committed = matches!(states[id], SourceState::Committed { snapshot_id: 7 });
-        assert_eq!(committed, id != "s3://b/k3#e", "{id}: {:?}", states[id]);
-    }
-    assert!(ledger.pending_snapshots(&table).await.expect("index").contains(&7), "k3 still names snapshot 7");
-    ledger.record_committed(&table, &ids, 7).await.expect("the retry");
-    assert!(ledger.pending_snapshots(&table).await.expect("index").is_empty(), "every mark counted down once");
+    ledger.record_landed(&table, &[7]).await.expect("landed");
+    let (landed, marks): (Vec<String>, Vec<String>) =
+        seen.of("UpdateItem").into_iter().partition(|b| b.contains("landed|ns.t|7"));
+    assert_eq!(marks.len(), 5, "one write a source");
+    assert_eq!(landed.len(), 1, "one write a snapshot");
+    let states = ledger.lookup(&table, &ids).await.expect("lookup");
+    assert_eq!(states.len(), 5);
+    assert!(states.iter().all(|(_, s)| *s == SourceState::Committed { snapshot_id: 7 }), "{states:?}");
+    let reads = seen.of("BatchGetItem");
+    assert_eq!(reads.len(), 2, "the sources, then their marks' landed records");
+    assert!(reads.iter().all(|b| b.contains("\"ConsistentRead\":true")), "{reads:?}");
+
+    seen.clear();
+    let writers = DynamoDbLedger::new(client.clone(), &name).with_eventually_consistent_lookups();
+    let states = writers.lookup(&table, &ids).await.expect("lookup");
+    assert!(states.iter().all(|(_, s)| *s == SourceState::Committed { snapshot_id: 7 }), "{states:?}");
+    let reads = seen.of("BatchGetItem");
+    assert!(!reads.is_empty() && reads.iter().all(|b| b.contains("\"ConsistentRead\":false")), "{reads:?}");
+
+    // As the ledger was written before landed records: a source pending under two attempts,
+    // one committed, and the pending index (no longer read).
+    let put = |pk: &str, attrs: Vec<(&str, V)>| {
+        let mut req = env.clients.dynamodb.put_item().table_name(&name).item("pk", V::S(pk.into()));
+        for (k, v) in attrs {
+            req = req.item(k, v);
+        }
+        req.send()
+    };
+    let ns = |v: &[&str]| V::Ns(v.iter().map(|s| s.to_string()).collect());
+    let st = |v: &str| V::S(v.into());
+    let n = |v: &str| V::N(v.into());
+    put(
+        "ns.t|s3://b/old1#e",
+        vec![("state", st("pending")), ("snapshot_id", n("9")), ("pending_ids", ns(&["8", "9"]))],
+    )
+    .await
+    .expect("old pending record");
+    put("ns.t|s3://b/old2#e", vec![("state", st("committed")), ("snapshot_id", n("8"))]).await.expect("old committed");
+    put("pending-snapshots|ns.t", vec![("ids", ns(&["8", "9"])), ("n_8", n("1")), ("n_9", n("1"))])
+        .await
+        .expect("index");
+    let old = vec!["s3://b/old1#e".to_string(), "s3://b/old2#e".to_string()];
+    let got: std::collections::BTreeMap<String, SourceState> =
+        ledger.lookup(&table, &old).await.expect("lookup").into_iter().collect();
+    assert_eq!(got[&old[0]], SourceState::Pending { snapshot_ids: vec![8, 9] });
+    assert_eq!(got[&old[1]], SourceState::Committed { snapshot_id: 8 });
+    ledger.record_landed(&table, &[9]).await.expect("landed");
+    let got: std::collections::BTreeMap<String, SourceState> =
+        ledger.lookup(&table, &old).await.expect("lookup").into_iter().collect();
+    assert_eq!(got[&old[0]], SourceState::Committed { snapshot_id: 9 }, "an old mark settles by a landed record");
 }
 
-/// With a time to live, committed and quarantine records carry `expires_at` (now + TTL, epoch
-/// seconds) and the table's TTL is on; a pending record never expires (only its commit settles
-/// it); without one, nothing carries it.
+/// With a time to live, every record carries `expires_at` (now + TTL, epoch seconds) and the
+/// table's TTL is on: a source's from its pending mark, a snapshot's from its landed record, a
+/// quarantine record's from its refusal; a committed source sent again restarts its own and its
+/// snapshot's. Without one, nothing carries it.
 #[tokio::test]
-async fn ledger_records_expire_only_once_settled_and_only_with_a_ttl() {
+async fn ledger_records_expire_only_with_a_ttl_and_a_resend_restarts_them() {
     use floe::adapters::aws::DynamoDbLedger;
     use floe::ports::{Ledger, QuarantineRecord};
 
@@ -1104,14 +1161,13 @@ async fn ledger_records_expire_only_once_settled_and_only_with_a_ttl() {
         }
     };
     let ids = vec!["s3://b/a#1".to_string(), "s3://b/b#1".to_string()];
-    ledger.record_pending(&table, &ids, 5).await.expect("pending");
-    assert_eq!(expires("ns.t|s3://b/a#1".into()).await, None, "a pending record never expires");
     let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
     let before = now();
-    ledger.record_committed(&table, &ids[..1], 5).await.expect("committed");
-    let at = expires("ns.t|s3://b/a#1".into()).await.expect("a committed record expires");
-    assert!((before + 30 * 86_400..=now() + 30 * 86_400).contains(&at), "{at}");
-    assert_eq!(expires("ns.t|s3://b/b#1".into()).await, None, "still pending");
+    let month = |at: Option<i64>| at.is_some_and(|at| (before + 30 * 86_400..=now() + 30 * 86_400).contains(&at));
+    ledger.record_pending(&table, &ids, 5).await.expect("pending");
+    assert!(month(expires("ns.t|s3://b/a#1".into()).await), "a pending mark expires");
+    ledger.record_landed(&table, &[5]).await.expect("landed");
+    assert!(month(expires("landed|ns.t|5".into()).await), "a landed record expires");
     let rejection = floe::Rejection { kind: floe::RejectionKind::Corrupt, reason: "not avro".into() };
     let record =
         QuarantineRecord { source_id: "s3://b/c#1".into(), uri: "s3://b/c".into(), table: None, rejection, at_ms: 1 };
@@ -1120,18 +1176,27 @@ async fn ledger_records_expire_only_once_settled_and_only_with_a_ttl() {
         expires("quarantine|s3://b/c#1".into()).await.expect("a quarantine record expires") >= before + 30 * 86_400
     );
 
-    // A committed source sent again restarts its time; one still pending is left alone.
+    // A committed source sent again restarts its time, and its snapshot's; others are left alone.
     let longer = DynamoDbLedger::new(ddb.clone(), &name).with_ttl(Some(day * 60));
-    longer.keep(&table, &ids).await.expect("keep");
-    let kept = expires("ns.t|s3://b/a#1".into()).await.expect("still expires");
-    assert!(kept >= before + 60 * 86_400, "restarted: {kept}");
-    assert_eq!(expires("ns.t|s3://b/b#1".into()).await, None, "a pending record never expires");
+    longer.keep(&table, &[(ids[0].clone(), 5)]).await.expect("keep");
+    for pk in ["ns.t|s3://b/a#1", "landed|ns.t|5"] {
+        let kept = expires(pk.into()).await.expect("still expires");
+        assert!(kept >= before + 60 * 86_400, "{pk} restarted: {kept}");
+    }
+    assert!(month(expires("ns.t|s3://b/b#1".into()).await), "not sent again: as it was");
+    longer.keep(&table, &[("s3://b/never#1".into(), 77)]).await.expect("keeping what is gone is harmless");
+    let gone =
+        ddb.get_item().table_name(&name).key("pk", aws_sdk_dynamodb::types::AttributeValue::S("landed|ns.t|77".into()));
+    assert!(gone.send().await.expect("get").item.is_none(), "keep creates nothing");
 
     // Without a TTL: no attribute.
     let forever = DynamoDbLedger::new(ddb.clone(), &name);
     forever.record_pending(&table, &["s3://b/d#1".to_string()], 6).await.expect("pending");
-    forever.record_committed(&table, &["s3://b/d#1".to_string()], 6).await.expect("committed");
-    assert_eq!(expires("ns.t|s3://b/d#1".into()).await, None);
+    forever.record_landed(&table, &[6]).await.expect("landed");
+    forever.record_committed(&table, &["s3://b/e#1".to_string()], 6).await.expect("committed");
+    for pk in ["ns.t|s3://b/d#1", "landed|ns.t|6", "ns.t|s3://b/e#1"] {
+        assert_eq!(expires(pk.into()).await, None, "{pk}");
+    }
 }
 
 /// What names no object to read is never acknowledged as if it did: a message that is no S3
@@ -1172,7 +1237,8 @@ async fn notifications_naming_nothing_readable_are_never_dropped_silently() {
 }
 
 /// An archived object in a writer batch is refused with its reason (kind `unreadable`), and the
-/// batch's other objects land: it never fails its batch round and round to the DLQ.
+/// batch's other objects land: it never fails its batch round and round to the DLQ, not even
+/// as the first object of a table's first batch, which defines the table (the next one does).
 #[tokio::test]
 async fn an_archived_object_is_refused_alone_and_its_batch_lands() {
     let env = Env::new(Catalog::DynamoDb).await;
@@ -1210,6 +1276,52 @@ async fn an_archived_object_is_refused_alone_and_its_batch_lands() {
     env.delete_all(&env.settings.commit_queue_url, &receipts).await;
     let table: floe::TableIdent = "default.events".parse().unwrap();
     assert_eq!(contents(&ports, &table).await.rows(), rows, "the batch's good objects landed");
+}
+
+/// A writer batch past its round bound (`FLOE_WRITER_ROUND_BYTES`, sized from the function's
+/// memory) is written in rounds, one manifest each, in source id order: four objects of which
+/// two fit a round make two manifests, and every row lands once.
+#[tokio::test]
+async fn a_writer_batch_past_its_round_bound_is_written_in_rounds() {
+    let env = Env::new(Catalog::DynamoDb).await;
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let (keys, rows) = drop_files(&env, 4).await;
+    let records = env.created_records(keys.iter().map(String::as_str)).await;
+    let sizes: Vec<u64> = records.iter().map(|r| r["s3"]["object"]["size"].as_u64().expect("size")).collect();
+    let bound = sizes.iter().max().unwrap() * 2 + sizes.iter().min().unwrap() / 2;
+    assert!(bound < sizes.iter().take(3).sum::<u64>(), "{sizes:?}: three objects never share a round");
+    let writer_env = WriterEnv {
+        engine: EngineConfig { writer_round_bytes: bound, ..EngineConfig::default() },
+        ..env.writer_env("default.events")
+    };
+    create_on_first_sight(&writer_env, &ports, serde_json::json!({ "Records": records })).await;
+    let response = handle_writer(&writer_env, &ports, serde_json::json!({ "Records": records })).await.expect("writer");
+    assert!(response.batch_item_failures.is_empty());
+    let (event, receipts) = env.sqs_event(&env.settings.commit_queue_url, 10, Duration::from_secs(30)).await;
+    let ev: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).expect("sqs event");
+    let mut rounds: Vec<Vec<String>> = ev
+        .records
+        .iter()
+        .filter_map(|m| floe::message::FileManifest::from_json(m.body.as_deref()?).ok())
+        .map(|m| m.sources.iter().map(|s| s.uri.rsplit('/').next().unwrap_or_default().to_string()).collect())
+        .collect();
+    rounds.sort();
+    assert_eq!(
+        rounds,
+        vec![vec!["part 000.avro", "part 001.avro"], vec!["part 002.avro", "part 003.avro"]],
+        "two rounds of two, in source id order"
+    );
+    let committer = Mutex::new(Committer::new(EngineConfig::default(), ports.clone()));
+    let queue = SqsQueue::new(env.clients.sqs.clone(), &env.settings.commit_queue_url)
+        .with_claim_check(ports.store.clone(), &env.settings.claim_check_prefix);
+    let requeue = SqsQueue::new(env.clients.sqs.clone(), &env.queue("ingest").await.0);
+    let response = handle_committer(&committer, &queue, &requeue, ev).await;
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+    let table: floe::TableIdent = "default.events".parse().unwrap();
+    let got = contents(&ports, &table).await;
+    assert_eq!(got.rows(), rows, "every row once");
+    assert_eq!(counts(&got.event_ids()).values().max(), Some(&1));
 }
 
 /// A table at an `s3a://` location (as open-source Spark creates one), whose metadata names

@@ -176,7 +176,7 @@ async fn a_lost_compare_and_swap_replans_without_losing_or_doubling() {
     assert!(counts(&ids).values().all(|c| *c == 1));
 }
 
-/// A ledger whose first `record_committed` fails, as if the committer died right after the swap.
+/// A ledger whose first `record_landed` fails, as if the committer died right after the swap.
 pub struct DiesAfterSwap {
     pub inner: Arc<dyn Ledger>,
     pub armed: AtomicBool,
@@ -191,13 +191,13 @@ impl Ledger for DiesAfterSwap {
         self.inner.record_pending(t, ids, s).await
     }
     async fn record_committed(&self, t: &TableIdent, ids: &[String], s: i64) -> Result<(), PortError> {
+        self.inner.record_committed(t, ids, s).await
+    }
+    async fn record_landed(&self, t: &TableIdent, s: &[i64]) -> Result<(), PortError> {
         if self.armed.swap(false, Ordering::SeqCst) {
             return Err(PortError::io("ledger", std::io::Error::other("process died")));
         }
-        self.inner.record_committed(t, ids, s).await
-    }
-    async fn pending_snapshots(&self, t: &TableIdent) -> Result<std::collections::BTreeSet<i64>, PortError> {
-        self.inner.pending_snapshots(t).await
+        self.inner.record_landed(t, s).await
     }
     async fn quarantine(&self, r: QuarantineRecord) -> Result<(), PortError> {
         self.inner.quarantine(r).await

@@ -665,6 +665,8 @@ def test_roles_are_least_privilege(deployed):
     assert not allowed(w, "dynamodb:PutItem", ddb(o["ledger_table"]),
                        {"dynamodb:LeadingKeys": ["default.events|s3://l/k#v"]}), "the writer forging a ledger record"
     assert not allowed(w, "dynamodb:UpdateItem", ddb(o["ledger_table"]))
+    assert not allowed(w, "dynamodb:UpdateItem", ddb(o["ledger_table"]),
+                       {"dynamodb:Attributes": ["pk", "state", "snapshot_id", "expires_at"]}), "the writer forging a mark"
     assert not allowed(w, "dynamodb:CreateTable", ddb(o["ledger_table"]))
 
     # The committer: the only one that writes metadata, swaps pointers and holds the lock.
@@ -696,6 +698,10 @@ def test_roles_are_least_privilege(deployed):
                    ("sqs:ChangeMessageVisibility", arn_of(o["ingest_queue_url"]), {}),
                    ("sqs:GetQueueUrl", arn_of(o["ingest_queue_url"]), {}),
                    ("dynamodb:BatchGetItem", ddb(o["ledger_table"]), ledger_key),
+                   # Ledger::keep: a resent committed source's time to live, and its snapshot's
+                   *[("dynamodb:UpdateItem", ddb(o["ledger_table"]),
+                      {"dynamodb:LeadingKeys": [key], "dynamodb:Attributes": ["pk", "expires_at"]})
+                     for key in ("default.events|s3://l/k#v", "landed|default.events|42")],
                    *[(a, r, {}) for a, r in cat_reads]],
         "committer": [("s3:GetObject", claim, {}), ("s3:DeleteObject", claim, {}), ("s3:DeleteObject", data, {}),
                       ("s3:DeleteObject", meta, {}), ("s3:GetObject", data, {}),
@@ -704,6 +710,8 @@ def test_roles_are_least_privilege(deployed):
                       *[(a, r, {}) for a, r in cat_reads + cat_writes],
                       ("dynamodb:BatchGetItem", ddb(o["ledger_table"]), ledger_key),
                       ("dynamodb:UpdateItem", ddb(o["ledger_table"]), ledger_key),
+                      ("dynamodb:UpdateItem", ddb(o["ledger_table"]),
+                       {"dynamodb:LeadingKeys": ["landed|default.events|42"]}),  # Ledger::record_landed
                       ("dynamodb:GetItem", ddb(o["ledger_table"]), ledger_key),
                       ("sqs:ReceiveMessage", arn_of(o["commit_queue_url"]), {}),
                       ("sqs:ChangeMessageVisibility", arn_of(o["commit_queue_url"]), {}),

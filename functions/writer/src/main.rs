@@ -9,7 +9,7 @@ use lambda_runtime::{Error, LambdaEvent, service_fn};
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let floe::adapters::aws::ColdStart { clients, ports, .. } =
-        floe::adapters::aws::cold_start(floe::settings::env).await?;
+        floe::adapters::aws::writer_cold_start(floe::settings::env).await?;
     let emf = floe::adapters::aws::emf::Emf::new("floe-writer", floe::settings::env);
     let ports = ports.with_metrics(emf.recorder());
     let env = writer_env(floe::settings::env, ports.store.as_ref(), &clients).await.map_err(|e| e.to_string())?;

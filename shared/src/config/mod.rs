@@ -247,6 +247,12 @@ pub struct EngineConfig {
     /// stale. `None`: [`MANAGED_MAX_COMMIT_AGE`] where the catalog's service removes
     /// unreferenced files (S3 Tables), no limit elsewhere.
     pub max_commit_age: Option<std::time::Duration>,
+    /// A writer invocation writes its batch in rounds of source objects of at most this many
+    /// bytes together (their notified sizes; an object larger alone is a round of its own), each
+    /// round its own Parquet files and file manifest: what a writer holds decoded is bounded by
+    /// this, not by the batch size times the objects' size. `FLOE_WRITER_ROUND_BYTES`; sized
+    /// from the function's memory on Lambda ([`EngineConfig::for_memory`]); unbounded embedded.
+    pub writer_round_bytes: u64,
 }
 
 /// The commit age limit where the catalog's service removes unreferenced files itself: S3
@@ -266,6 +272,7 @@ impl Default for EngineConfig {
             lock_wait: std::time::Duration::from_secs(120),
             commit_attempts: 10,
             max_commit_age: None,
+            writer_round_bytes: u64::MAX,
         }
     }
 }
@@ -282,10 +289,13 @@ impl EngineConfig {
     /// Limits sized for a process of `memory_mib` MiB (a Lambda's memory setting): a writer
     /// holds one source object's bytes while it decodes it, every accepted object's decoded data
     /// until the batch is encoded, and a sorted copy of it while encoding; the defaults leave
-    /// room for that. Never above the embedded defaults.
+    /// room for that. Never above the embedded defaults. A writer round is a third of the memory
+    /// past 100 MiB (the inverse of `infra/locals.tf`'s writer sizing: 3 x a batch's Avro bytes +
+    /// 100 MB), at least 16 MiB.
     pub fn for_memory(memory_mib: u64) -> Self {
         let bytes = memory_mib.saturating_mul(1024 * 1024);
         EngineConfig {
+            writer_round_bytes: (memory_mib.saturating_sub(100) / 3).max(16) * 1024 * 1024,
             max_object_bytes: (bytes / 8).min(DEFAULT_MAX_OBJECT_BYTES),
             max_decoded_bytes: (bytes / 4).min(DEFAULT_MAX_DECODED_BYTES),
             max_block_bytes: (bytes / 16).min(DEFAULT_MAX_BLOCK_BYTES),
@@ -296,8 +306,8 @@ impl EngineConfig {
 
     /// The limits from settings looked up by name (binaries pass the environment):
     /// `AWS_LAMBDA_FUNCTION_MEMORY_SIZE` (MiB) sizes the defaults ([`EngineConfig::for_memory`]);
-    /// `FLOE_MAX_OBJECT_BYTES`, `FLOE_MAX_DECODED_BYTES`, `FLOE_MAX_BLOCK_BYTES` and
-    /// `FLOE_MAX_VALUE_BYTES` override each limit; `FLOE_MAX_COMMIT_AGE_HOURS` sets the commit
+    /// `FLOE_MAX_OBJECT_BYTES`, `FLOE_MAX_DECODED_BYTES`, `FLOE_MAX_BLOCK_BYTES`,
+    /// `FLOE_MAX_VALUE_BYTES` and `FLOE_WRITER_ROUND_BYTES` override each limit; `FLOE_MAX_COMMIT_AGE_HOURS` sets the commit
     /// age limit ([`EngineConfig::max_commit_age`]). A value that is not a positive whole number
     /// of bytes is an error, never silently replaced.
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
@@ -307,7 +317,8 @@ impl EngineConfig {
             Some(mib) => EngineConfig::for_memory(mib),
             None => EngineConfig::default(),
         };
-        let fields: [(&str, &mut u64); 4] = [
+        let fields: [(&str, &mut u64); 5] = [
+            ("FLOE_WRITER_ROUND_BYTES", &mut cfg.writer_round_bytes),
             ("FLOE_MAX_OBJECT_BYTES", &mut cfg.max_object_bytes),
             ("FLOE_MAX_DECODED_BYTES", &mut cfg.max_decoded_bytes),
             ("FLOE_MAX_BLOCK_BYTES", &mut cfg.max_block_bytes),

@@ -108,7 +108,9 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
     let mut tally = Tally::default();
     let batches = route_input(env, ports, input, direct, &mut tally).await?;
     for (cfg, items) in batches {
-        write_table(env, ports, &cfg, items, direct, &mut tally).await?;
+        for round in rounds(items, env.engine.writer_round_bytes) {
+            write_table(env, ports, &cfg, round, direct, &mut tally).await?;
+        }
     }
     if let Some(dlq) = &env.dead_letters {
         for r in &tally.refused {
@@ -125,6 +127,28 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
         backoff::retry_soon(sqs, &backoff::failed_records(&payload, &failed)).await;
     }
     Ok(failures(failed))
+}
+
+/// A table's objects in rounds of at most `bound` bytes together (in source id order, so a batch
+/// delivered again splits the same way; an object larger than `bound` is a round alone): what a
+/// writer holds decoded at once is one round, whatever the batch size
+/// ([`EngineConfig::writer_round_bytes`]).
+fn rounds(mut items: Vec<Routed>, bound: u64) -> Vec<Vec<Routed>> {
+    items.sort_by_cached_key(|(_, o)| crate::pipeline::write::source_id(o));
+    let mut out: Vec<Vec<Routed>> = vec![];
+    let mut bytes = 0u64;
+    for item in items {
+        let size = item.1.size;
+        match out.last_mut() {
+            Some(round) if bytes.saturating_add(size) <= bound => round.push(item),
+            _ => {
+                out.push(vec![item]);
+                bytes = 0;
+            }
+        }
+        bytes = bytes.saturating_add(size);
+    }
+    out
 }
 
 /// An object the writer refused (quarantined), for the dead-letter report.

@@ -101,9 +101,13 @@ async fn schema_of(
         let why = format!("{} bytes is over the limit of {}", obj.size, engine.max_object_bytes);
         return Ok(Err(Rejection::new(RejectionKind::TooLarge, why)));
     }
-    // The notified version only: one gone since cannot define the table (nor land in it).
-    let Some(bytes) = ports.store.get_version(obj).await? else {
-        return Ok(Err(super::write::superseded(obj)));
+    // The notified version only: one gone since cannot define the table (nor land in it), nor
+    // can one that may never be read (archived, access denied): the next object may.
+    let bytes = match ports.store.get_version(obj).await {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(Err(super::write::superseded(obj))),
+        Err(crate::PortError::Invalid(why)) => return Ok(Err(Rejection::new(RejectionKind::Unreadable, why))),
+        Err(e) => return Err(e.into()),
     };
     let info = match avro::inspect(&bytes) {
         Ok(i) => i,

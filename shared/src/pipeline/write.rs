@@ -13,7 +13,7 @@ use std::time::Instant;
 use arrow_array::RecordBatch;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
-use tracing::{info, instrument, warn};
+use tracing::{debug, info, instrument, warn};
 
 pub use super::encode::encode;
 use crate::config::{EngineConfig, RowRoute};
@@ -305,12 +305,17 @@ async fn new_sources(
     objects.dedup_by_key(|o| source_id(o));
     let ids: Vec<String> = objects.iter().map(source_id).collect();
     let known = ports.ledger.lookup(table, &ids).await?;
-    let committed: std::collections::HashSet<&str> =
-        known.iter().filter(|(_, s)| matches!(s, SourceState::Committed { .. })).map(|(id, _)| id.as_str()).collect();
-    if !committed.is_empty() {
-        let again: Vec<String> = committed.iter().map(|id| id.to_string()).collect();
+    let again: Vec<(String, i64)> = known
+        .into_iter()
+        .filter_map(|(id, s)| match s {
+            SourceState::Committed { snapshot_id } => Some((id, snapshot_id)),
+            SourceState::Pending { .. } => None,
+        })
+        .collect();
+    if !again.is_empty() {
         ports.ledger.keep(table, &again).await?;
     }
+    let committed: std::collections::HashSet<&str> = again.iter().map(|(id, _)| id.as_str()).collect();
     let mut new = vec![];
     for (id, obj) in ids.into_iter().zip(objects) {
         if committed.contains(id.as_str()) {
@@ -394,7 +399,7 @@ async fn read_all(
                 let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
                 out.rows_in += rows;
                 ports.metrics.count("rows", rows);
-                info!(uri = %obj.uri, bytes = obj.size, rows, ms = read_started.elapsed().as_millis() as u64, "object read");
+                debug!(uri = %obj.uri, bytes = obj.size, rows, ms = read_started.elapsed().as_millis() as u64, "object read");
                 let source = SourceRef {
                     id,
                     uri: obj.uri.clone(),

@@ -163,11 +163,11 @@ impl<A: Around> Ledger for Wrapped<A, dyn Ledger> {
     ) -> Result<(), PortError> {
         self.around.call("record committed", || self.inner.record_committed(table, source_ids, snapshot_id)).await
     }
-    async fn keep(&self, table: &TableIdent, source_ids: &[String]) -> Result<(), PortError> {
-        self.around.call("keep", || self.inner.keep(table, source_ids)).await
+    async fn record_landed(&self, table: &TableIdent, snapshot_ids: &[i64]) -> Result<(), PortError> {
+        self.around.call("record landed", || self.inner.record_landed(table, snapshot_ids)).await
     }
-    async fn pending_snapshots(&self, table: &TableIdent) -> Result<std::collections::BTreeSet<i64>, PortError> {
-        self.around.call("pending snapshots", || self.inner.pending_snapshots(table)).await
+    async fn keep(&self, table: &TableIdent, committed: &[(String, i64)]) -> Result<(), PortError> {
+        self.around.call("keep", || self.inner.keep(table, committed)).await
     }
     async fn quarantine(&self, record: QuarantineRecord) -> Result<(), PortError> {
         self.around.call("quarantine", || self.inner.quarantine(record.clone())).await

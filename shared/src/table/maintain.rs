@@ -37,7 +37,8 @@ pub const DROPPED_PROPERTY: &str = "floe.dropped";
 /// (default: never).
 pub const PROP_MAX_REF_AGE_MS: &str = "history.expire.max-ref-age-ms";
 
-/// Expire only once this many snapshots are due (each expiry costs a ledger read).
+/// Expire only once this many snapshots are due (each expiry records its appends landed in the
+/// ledger first, and rewrites metadata.json without them).
 pub const EXPIRE_BATCH: usize = 8;
 
 /// What one commit expires: snapshots past every retention that could keep them, and refs past

@@ -122,29 +122,46 @@ pub async fn ledger(l: &dyn Ledger, table: &TableIdent) {
         vec![(ids[0].clone(), SourceState::Pending { snapshot_ids: vec![11, 12] })],
         "a repeat is one mark"
     );
-    let pending = l.pending_snapshots(table).await.expect("pending snapshots");
-    assert!(pending.contains(&11) && pending.contains(&12), "every pending mark is named: {pending:?}");
     l.record_committed(table, &ids[..1], 12).await.expect("committed");
     l.record_pending(table, &ids[..1], 13).await.expect("pending after commit");
     let got = l.lookup(table, &ids[..1]).await.expect("lookup");
     assert_eq!(got, vec![(ids[0].clone(), SourceState::Committed { snapshot_id: 12 })], "never downgraded");
     let other = TableIdent::new(format!("{}x", table.namespace), table.name.clone());
     assert!(l.lookup(&other, &ids).await.expect("lookup").is_empty(), "records are per table");
-    // The pending snapshots: a snapshot stays named while any source pending under it is not
-    // committed, whichever call commits which source; an attempt that never landed stops being
-    // named once its sources are committed by another.
-    let pending = |t: &TableIdent| {
-        let t = t.clone();
-        async move { l.pending_snapshots(&t).await.expect("pending snapshots") }
-    };
-    assert!(pending(&other).await.is_empty(), "per table");
+    // Landed records: a source pending under a landed snapshot is committed in it (the lowest
+    // landed mark); one landed record settles every source pending under it, per table.
     l.record_pending(&other, &ids, 21).await.expect("pending");
-    l.record_committed(&other, &ids[..1], 21).await.expect("one source healed");
-    assert!(pending(&other).await.contains(&21), "the other source still needs snapshot 21");
     l.record_pending(&other, &ids[1..], 22).await.expect("a second attempt");
-    assert_eq!(pending(&other).await, [21, 22].into(), "both attempts named");
-    l.record_committed(&other, &ids[1..], 21).await.expect("the other source healed");
-    assert!(pending(&other).await.is_empty(), "nothing pending, nothing named");
+    l.record_landed(table, &[21, 22]).await.expect("landed, in another table");
+    let mut got = l.lookup(&other, &ids).await.expect("lookup");
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        got,
+        vec![
+            (ids[0].clone(), SourceState::Pending { snapshot_ids: vec![21] }),
+            (ids[1].clone(), SourceState::Pending { snapshot_ids: vec![21, 22] })
+        ],
+        "landed records are per table"
+    );
+    l.record_landed(&other, &[22]).await.expect("the second attempt landed");
+    let mut got = l.lookup(&other, &ids).await.expect("lookup");
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        got,
+        vec![
+            (ids[0].clone(), SourceState::Pending { snapshot_ids: vec![21] }),
+            (ids[1].clone(), SourceState::Committed { snapshot_id: 22 })
+        ],
+        "only the sources pending under the landed snapshot"
+    );
+    l.record_landed(&other, &[21, 21]).await.expect("landed, twice");
+    let got: std::collections::BTreeMap<String, SourceState> =
+        l.lookup(&other, &ids).await.expect("lookup").into_iter().collect();
+    assert_eq!(got[&ids[0]], SourceState::Committed { snapshot_id: 21 });
+    assert_eq!(got[&ids[1]], SourceState::Committed { snapshot_id: 21 }, "the first landed mark");
+    l.record_pending(&other, &ids[..1], 23).await.expect("a mark after landing");
+    let got = l.lookup(&other, &ids[..1]).await.expect("lookup");
+    assert_eq!(got, vec![(ids[0].clone(), SourceState::Committed { snapshot_id: 21 })], "still committed");
     let r = QuarantineRecord {
         source_id: "s3://b/bad#e".into(),
         uri: "s3://b/bad".into(),

@@ -1,26 +1,27 @@
 //! `Ledger` on DynamoDB: one item per (table, source object), key `pk` =
 //! `<table>|<source id>`, with `state` (`pending`/`committed`), `snapshot_id` (the last mark)
-//! and `pending_ids` (a number set of every pending mark, which accumulate); quarantine
-//! records live in the same table under `quarantine|<source id>`.
+//! and `pending_ids` (a number set of every pending mark, which accumulate); one item per
+//! landed snapshot, `landed|<table>|<snapshot id>`; quarantine records under
+//! `quarantine|<source id>`, all in the same table.
 //!
-//! Per table, the item `pending-snapshots|<table>` indexes the snapshot ids that pending records
-//! name (snapshot expiry reads it; a scan would not scale): the number set `ids`, and per id a
-//! count `n_<id>` of sources that may still be pending under it. A mark is counted before its
-//! source records are written (a retried call counts twice, which only keeps an id longer); when
-//! a source moves from pending to committed, every mark it carried is counted down, and an id
-//! whose count reaches zero leaves the set. So the set always covers every pending record,
-//! whichever message heals which source, and ids of attempts that never landed leave it once
-//! their sources are committed by another.
+//! A commit writes each of its sources once (pending, before the swap) and its snapshot once
+//! (landed, after it): a lookup reads the sources' items, then the landed items of the
+//! snapshots they are pending under (one more BatchGetItem of a few keys). Sources with no
+//! rows are written `committed` directly. Ledgers written before landed records (two writes a
+//! source: pending, then `committed`) read the same; their `pending-snapshots|<table>` index
+//! item is no longer read or written.
 //!
-//! With a time to live ([`DynamoDbLedger::with_ttl`], `FLOE_LEDGER_TTL_DAYS`), a committed
-//! record and a quarantine record carry `expires_at` (epoch seconds), which DynamoDB's TTL
-//! deletes some time after. Pending records and the pending index never expire: a pending
-//! source is settled only by its commit, which then sets the time, and a committed source sent
-//! again (which the writer skips) has its time restarted ([`Ledger::keep`]). The TTL must
-//! outlive every way the same object can be sent again (its notification, a backfill, a
-//! replay): the module derives it from the landing bucket's expiry.
+//! With a time to live ([`DynamoDbLedger::with_ttl`], `FLOE_LEDGER_TTL_DAYS`), every record
+//! carries `expires_at` (epoch seconds), which DynamoDB's TTL deletes some time after: a source
+//! from its pending mark, a snapshot from its landed record (written after the marks of its
+//! sources, so it outlives them), a quarantine record from its refusal. A committed source sent
+//! again (which the writer skips) has its record's time and its snapshot's restarted
+//! ([`Ledger::keep`]). The TTL must outlive every way the same object can be sent again (its
+//! notification, a backfill, a replay): the module derives it from the landing bucket's expiry.
+//! A pending mark that expires unsettled was an attempt that never landed, or one whose
+//! snapshot's landed record has the same TTL, written later.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
@@ -36,6 +37,7 @@ pub struct DynamoDbLedger {
     client: aws_sdk_dynamodb::Client,
     table: String,
     ttl: Option<std::time::Duration>,
+    consistent: bool,
 }
 
 /// The attribute DynamoDB's time to live reads.
@@ -49,20 +51,44 @@ fn pk(table: &TableIdent, id: &str) -> String {
     format!("{table}|{id}")
 }
 
+fn now_secs() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// Whether an item's time to live has passed: DynamoDB deletes such items some time after, and
+/// until then they read as absent here (a source and its snapshot are forgotten together).
+fn expired(item: &HashMap<String, AttributeValue>, now: i64) -> bool {
+    let at = item.get(TTL_ATTRIBUTE).and_then(|v| v.as_n().ok()).and_then(|n| n.parse::<i64>().ok());
+    at.is_some_and(|at| at <= now)
+}
+
+fn landed_pk(table: &TableIdent, snapshot_id: i64) -> String {
+    format!("{LANDED}{table}|{snapshot_id}")
+}
+
 const QUARANTINE: &str = "quarantine|";
-const PENDING_INDEX: &str = "pending-snapshots|";
+const LANDED: &str = "landed|";
 /// Ledger marks (one conditional UpdateItem per source) in flight at once.
 pub const MARKS_IN_FLIGHT: usize = 32;
 
 impl DynamoDbLedger {
     /// The ledger in DynamoDB table `table`.
     pub fn new(client: aws_sdk_dynamodb::Client, table: &str) -> Self {
-        DynamoDbLedger { client, table: table.to_string(), ttl: None }
+        DynamoDbLedger { client, table: table.to_string(), ttl: None, consistent: true }
     }
 
-    /// Committed and quarantine records expire `ttl` after they are written (none by default).
+    /// Records expire `ttl` after they are written (none by default).
     pub fn with_ttl(mut self, ttl: Option<std::time::Duration>) -> Self {
         self.ttl = ttl;
+        self
+    }
+
+    /// Lookups read eventually consistent items (half the read units): for the writers, whose
+    /// lookup only spares work. A stale answer misses a mark made in the last second or so, so
+    /// the source is written again and the committer, which reads consistently, drops it; a
+    /// committed source never reads as anything else while its record lives.
+    pub fn with_eventually_consistent_lookups(mut self) -> Self {
+        self.consistent = false;
         self
     }
 
@@ -98,140 +124,125 @@ impl DynamoDbLedger {
     /// When a record written now expires (epoch seconds), if records expire.
     fn expires_at(&self) -> Option<AttributeValue> {
         let ttl = self.ttl?;
-        let now = chrono::Utc::now().timestamp();
-        let secs = now.saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX));
+        let secs = now_secs().saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX));
         Some(AttributeValue::N(secs.to_string()))
     }
 
-    /// Counts `delta` sources up or down under `snapshot_id` in the table's pending index; an id
-    /// whose count reaches zero leaves the set.
-    async fn count(&self, table: &TableIdent, snapshot_id: i64, delta: i64) -> Result<(), PortError> {
-        let key = s(format!("{PENDING_INDEX}{table}"));
-        let id = AttributeValue::Ns(vec![snapshot_id.to_string()]);
-        let got = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key("pk", key.clone())
-            .update_expression("ADD ids :id, #n :d")
-            .expression_attribute_names("#n", format!("n_{snapshot_id}"))
-            .expression_attribute_values(":id", id.clone())
-            .expression_attribute_values(":d", AttributeValue::N(delta.to_string()))
-            .return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedNew)
-            .send()
-            .await
-            .map_err(|e| error::map("ledger pending index", e))?;
-        let left = got.attributes().and_then(|a| a.get(&format!("n_{snapshot_id}"))).and_then(|v| v.as_n().ok());
-        if left.and_then(|n| n.parse::<i64>().ok()).is_some_and(|n| n <= 0) {
-            let r = self
-                .client
-                .update_item()
-                .table_name(&self.table)
-                .key("pk", key)
-                .update_expression("DELETE ids :id REMOVE #n")
-                .condition_expression("#n <= :zero")
-                .expression_attribute_names("#n", format!("n_{snapshot_id}"))
-                .expression_attribute_values(":id", id)
-                .expression_attribute_values(":zero", AttributeValue::N("0".into()))
-                .send()
-                .await;
-            match r.map_err(|e| error::map("ledger pending index", e)) {
-                Ok(_) | Err(PortError::Conflict(_)) => {}
-                Err(e) => return Err(e),
+    /// Every item of these keys that exists, by BatchGetItem (100 keys a call, unprocessed keys
+    /// asked again with backoff).
+    async fn get_all(&self, keys: Vec<String>, what: &str) -> Result<Vec<HashMap<String, AttributeValue>>, PortError> {
+        let mut out = vec![];
+        for chunk in keys.chunks(100) {
+            let mut pending: Vec<HashMap<String, AttributeValue>> =
+                chunk.iter().map(|k| HashMap::from([("pk".to_string(), s(k))])).collect();
+            let mut rounds = 0;
+            while !pending.is_empty() {
+                rounds += 1;
+                let ka = KeysAndAttributes::builder()
+                    .set_keys(Some(pending))
+                    .consistent_read(self.consistent)
+                    .build()
+                    .map_err(super::error::build)?;
+                let got = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, ka)
+                    .send()
+                    .await
+                    .map_err(|e| error::map(what, e))?;
+                out.extend(got.responses().and_then(|r| r.get(&self.table)).into_iter().flatten().cloned());
+                pending = got
+                    .unprocessed_keys()
+                    .and_then(|u| u.get(&self.table))
+                    .map(|k| k.keys().to_vec())
+                    .unwrap_or_default();
+                if !pending.is_empty() {
+                    if rounds > 20 {
+                        return Err(PortError::Throttled(format!("{what}: keys left unprocessed")));
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(20 << rounds.min(6))).await;
+                }
             }
         }
-        Ok(())
+        Ok(out)
     }
 
     async fn record(&self, table: &TableIdent, ids: &[String], snapshot_id: i64, state: &str) -> Result<(), PortError> {
-        let pending = state == "pending";
-        if pending {
-            self.count(table, snapshot_id, ids.len() as i64).await?;
-        }
         // One conditional update per source, independent of each other: up to MARKS_IN_FLIGHT at
-        // once (one at a time, two marks per source capped a committer at ~4,000 sources a
-        // minute at 5 ms a write). Every update is awaited, even after one fails, so that the
-        // pending marks of every source that did move to committed are counted down: a retry of
-        // the call finds those sources committed already and would never count them.
+        // once (one at a time, a committer would top out at ~12,000 sources a minute at 5 ms a
+        // write).
         let updates: Vec<_> = ids.iter().map(|id| self.mark(table, id, snapshot_id, state)).collect();
-        let results: Vec<Result<Option<Vec<i64>>, PortError>> =
+        let results: Vec<Result<(), PortError>> =
             futures::stream::iter(updates).buffer_unordered(MARKS_IN_FLIGHT).collect().await;
-        // Every mark carried by a source that moved from pending to committed, with how many.
-        let mut settled: HashMap<i64, i64> = HashMap::new();
-        let mut first_error = None;
-        for r in results {
-            match r {
-                Ok(marks) => marks.into_iter().flatten().for_each(|m| *settled.entry(m).or_default() += 1),
-                Err(e) => first_error = first_error.or(Some(e)),
-            }
-        }
-        for (mark, n) in settled {
-            self.count(table, mark, -n).await?;
-        }
-        first_error.map_or(Ok(()), Err)
+        results.into_iter().collect()
     }
 
-    /// Restarts one committed record's time to live; a record not committed is left alone.
-    async fn keep_one(&self, table: &TableIdent, id: &str) -> Result<(), PortError> {
-        let Some(at) = self.expires_at() else { return Ok(()) };
-        let update = self.client.update_item().table_name(&self.table).key("pk", s(pk(table, id)));
+    /// Restarts the time to live of the record `key`, if there is one and it has not expired
+    /// (DynamoDB deletes expired items some time after): whether it did.
+    async fn keep_one(&self, key: String) -> Result<bool, PortError> {
+        let Some(at) = self.expires_at() else { return Ok(false) };
+        let update = self.client.update_item().table_name(&self.table).key("pk", s(key));
         let r = update
             .update_expression(format!("SET {TTL_ATTRIBUTE} = :exp"))
-            .condition_expression("#s = :committed")
-            .expression_attribute_names("#s", "state")
+            .condition_expression(format!("attribute_exists(pk) AND {TTL_ATTRIBUTE} > :now"))
             .expression_attribute_values(":exp", at)
-            .expression_attribute_values(":committed", s("committed"))
+            .expression_attribute_values(":now", AttributeValue::N(now_secs().to_string()))
             .send()
             .await;
         match r.map_err(|e| error::map("ledger", e)) {
-            Ok(_) | Err(PortError::Conflict(_)) => Ok(()), // not (or no longer) committed
+            Ok(_) => Ok(true),
+            Err(PortError::Conflict(_)) => Ok(false), // gone, or expired: nothing to keep
             Err(e) => Err(e),
         }
     }
 
-    /// Marks one source `state` for `snapshot_id` (never downgrading a committed one). For a
-    /// committed mark, returns the pending marks the source carried until now.
-    async fn mark(
-        &self,
-        table: &TableIdent,
-        id: &str,
-        snapshot_id: i64,
-        state: &str,
-    ) -> Result<Option<Vec<i64>>, PortError> {
-        let pending = state == "pending";
-        let update = self.client.update_item().table_name(&self.table).key("pk", s(pk(table, id)));
-        let update = if pending {
-            update
-                .update_expression("SET #s = :s, snapshot_id = :snap ADD pending_ids :marks")
-                .expression_attribute_values(":marks", AttributeValue::Ns(vec![snapshot_id.to_string()]))
-        } else if let Some(at) = self.expires_at() {
-            update
-                .update_expression(format!("SET #s = :s, snapshot_id = :snap, {TTL_ATTRIBUTE} = :exp"))
-                .expression_attribute_values(":exp", at)
-        } else {
-            update.update_expression("SET #s = :s, snapshot_id = :snap")
+    /// Records `snapshot_id` landed: one UpdateItem, which never shortens a time to live a
+    /// resend restarted.
+    async fn land(&self, table: &TableIdent, snapshot_id: i64) -> Result<(), PortError> {
+        let update = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key("pk", s(landed_pk(table, snapshot_id)))
+            .expression_attribute_values(":snap", AttributeValue::N(snapshot_id.to_string()));
+        let update = match self.expires_at() {
+            Some(at) => update
+                .update_expression(format!("SET snapshot_id = :snap, {TTL_ATTRIBUTE} = :exp"))
+                .condition_expression(format!("attribute_not_exists({TTL_ATTRIBUTE}) OR {TTL_ATTRIBUTE} < :exp"))
+                .expression_attribute_values(":exp", at),
+            None => update.update_expression("SET snapshot_id = :snap"),
         };
+        match update.send().await.map_err(|e| error::map("ledger landed", e)) {
+            Ok(_) | Err(PortError::Conflict(_)) => Ok(()), // landed already, and kept longer
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Marks one source `state` for `snapshot_id` (never downgrading a committed one); a pending
+    /// mark adds to the marks before it.
+    async fn mark(&self, table: &TableIdent, id: &str, snapshot_id: i64, state: &str) -> Result<(), PortError> {
+        let update = self.client.update_item().table_name(&self.table).key("pk", s(pk(table, id)));
+        let (mut set, mut update) = ("SET #s = :s, snapshot_id = :snap".to_string(), update);
+        if let Some(at) = self.expires_at() {
+            set.push_str(&format!(", {TTL_ATTRIBUTE} = :exp"));
+            update = update.expression_attribute_values(":exp", at);
+        }
+        if state == "pending" {
+            set.push_str(" ADD pending_ids :marks");
+            update = update.expression_attribute_values(":marks", AttributeValue::Ns(vec![snapshot_id.to_string()]));
+        }
         let r = update
+            .update_expression(set)
             .condition_expression("attribute_not_exists(#s) OR #s = :pending")
             .expression_attribute_names("#s", "state")
             .expression_attribute_values(":s", s(state))
             .expression_attribute_values(":snap", AttributeValue::N(snapshot_id.to_string()))
             .expression_attribute_values(":pending", s("pending"))
-            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
             .send()
             .await;
-        match r {
-            Ok(out) if !pending => {
-                let old = out.attributes().cloned().unwrap_or_default();
-                let marks = old.get("pending_ids").and_then(|v| v.as_ns().ok()).into_iter().flatten();
-                let marks: std::collections::BTreeSet<i64> = marks.filter_map(|n| n.parse().ok()).collect();
-                Ok(Some(marks.into_iter().collect()))
-            }
-            Ok(_) => Ok(None),
-            Err(e) => match error::map("ledger", e) {
-                PortError::Conflict(_) => Ok(None), // already committed: never downgraded
-                other => Err(other),
-            },
+        match r.map_err(|e| error::map("ledger", e)) {
+            Ok(_) | Err(PortError::Conflict(_)) => Ok(()), // already committed: never downgraded
+            Err(e) => Err(e),
         }
     }
 }
@@ -241,55 +252,45 @@ impl Ledger for DynamoDbLedger {
     async fn lookup(&self, table: &TableIdent, ids: &[String]) -> Result<Vec<(String, SourceState)>, PortError> {
         let by_pk: HashMap<String, &String> = ids.iter().map(|id| (pk(table, id), id)).collect();
         let mut out = vec![];
-        let keys: Vec<String> = by_pk.keys().cloned().collect();
-        for chunk in keys.chunks(100) {
-            let mut pending: Vec<HashMap<String, AttributeValue>> =
-                chunk.iter().map(|k| HashMap::from([("pk".to_string(), s(k))])).collect();
-            let mut rounds = 0;
-            while !pending.is_empty() {
-                rounds += 1;
-                let ka = KeysAndAttributes::builder()
-                    .set_keys(Some(pending))
-                    .consistent_read(true)
-                    .build()
-                    .map_err(super::error::build)?;
-                let got = self
-                    .client
-                    .batch_get_item()
-                    .request_items(&self.table, ka)
-                    .send()
-                    .await
-                    .map_err(|e| error::map("ledger lookup", e))?;
-                for item in got.responses().and_then(|r| r.get(&self.table)).into_iter().flatten() {
-                    let key = item.get("pk").and_then(|v| v.as_s().ok());
-                    let state = item.get("state").and_then(|v| v.as_s().ok());
-                    let snap = item.get("snapshot_id").and_then(|v| v.as_n().ok()).and_then(|n| n.parse().ok());
-                    if let (Some(id), Some(state), Some(snapshot_id)) = (key.and_then(|k| by_pk.get(k)), state, snap) {
-                        let st = if state == "committed" {
-                            SourceState::Committed { snapshot_id }
-                        } else {
-                            let marks = item.get("pending_ids").and_then(|v| v.as_ns().ok());
-                            let mut snapshot_ids: Vec<i64> =
-                                marks.into_iter().flatten().filter_map(|n| n.parse().ok()).collect();
-                            snapshot_ids.push(snapshot_id);
-                            snapshot_ids.sort_unstable();
-                            snapshot_ids.dedup();
-                            SourceState::Pending { snapshot_ids }
-                        };
-                        out.push(((*id).clone(), st));
-                    }
-                }
-                pending = got
-                    .unprocessed_keys()
-                    .and_then(|u| u.get(&self.table))
-                    .map(|k| k.keys().to_vec())
-                    .unwrap_or_default();
-                if !pending.is_empty() {
-                    if rounds > 20 {
-                        return Err(PortError::Throttled("ledger lookup: keys left unprocessed".into()));
-                    }
-                    tokio::time::sleep(std::time::Duration::from_millis(20 << rounds.min(6))).await;
-                }
+        let mut marks: BTreeSet<i64> = BTreeSet::new();
+        let now = now_secs();
+        let items = self.get_all(by_pk.keys().cloned().collect(), "ledger lookup").await?;
+        for item in items.into_iter().filter(|i| !expired(i, now)) {
+            let key = item.get("pk").and_then(|v| v.as_s().ok());
+            let state = item.get("state").and_then(|v| v.as_s().ok());
+            let snap = item.get("snapshot_id").and_then(|v| v.as_n().ok()).and_then(|n| n.parse().ok());
+            if let (Some(id), Some(state), Some(snapshot_id)) = (key.and_then(|k| by_pk.get(k)), state, snap) {
+                let st = if state == "committed" {
+                    SourceState::Committed { snapshot_id }
+                } else {
+                    let marked = item.get("pending_ids").and_then(|v| v.as_ns().ok());
+                    let mut snapshot_ids: Vec<i64> =
+                        marked.into_iter().flatten().filter_map(|n| n.parse().ok()).collect();
+                    snapshot_ids.push(snapshot_id);
+                    snapshot_ids.sort_unstable();
+                    snapshot_ids.dedup();
+                    marks.extend(&snapshot_ids);
+                    SourceState::Pending { snapshot_ids }
+                };
+                out.push(((*id).clone(), st));
+            }
+        }
+        if marks.is_empty() {
+            return Ok(out);
+        }
+        let keys = marks.iter().map(|m| landed_pk(table, *m)).collect();
+        let landed: BTreeSet<i64> = self
+            .get_all(keys, "ledger landed lookup")
+            .await?
+            .iter()
+            .filter(|i| !expired(i, now))
+            .filter_map(|item| item.get("snapshot_id").and_then(|v| v.as_n().ok()).and_then(|n| n.parse().ok()))
+            .collect();
+        for (_, st) in &mut out {
+            if let SourceState::Pending { snapshot_ids } = st
+                && let Some(snapshot_id) = snapshot_ids.iter().find(|m| landed.contains(m))
+            {
+                *st = SourceState::Committed { snapshot_id: *snapshot_id };
             }
         }
         Ok(out)
@@ -299,32 +300,40 @@ impl Ledger for DynamoDbLedger {
         self.record(table, ids, snapshot_id, "pending").await
     }
 
-    async fn keep(&self, table: &TableIdent, ids: &[String]) -> Result<(), PortError> {
-        if self.ttl.is_none() || ids.is_empty() {
+    async fn record_landed(&self, table: &TableIdent, snapshot_ids: &[i64]) -> Result<(), PortError> {
+        let snapshots: BTreeSet<i64> = snapshot_ids.iter().copied().collect();
+        let writes: Vec<_> = snapshots.into_iter().map(|id| self.land(table, id)).collect();
+        let results: Vec<Result<(), PortError>> =
+            futures::stream::iter(writes).buffer_unordered(MARKS_IN_FLIGHT).collect().await;
+        results.into_iter().collect()
+    }
+
+    async fn keep(&self, table: &TableIdent, committed: &[(String, i64)]) -> Result<(), PortError> {
+        if self.ttl.is_none() || committed.is_empty() {
             return Ok(());
         }
-        let updates: Vec<_> = ids.iter().map(|id| self.keep_one(table, id)).collect();
-        let results: Vec<Result<(), PortError>> =
-            futures::stream::iter(updates).buffer_unordered(MARKS_IN_FLIGHT).collect().await;
-        results.into_iter().collect()
+        // The snapshots' landed records first, then the sources of those whose time restarted:
+        // a source's record never outlives its snapshot's, whichever write fails, so a source
+        // is forgotten whole, never left pending on a landed record that is gone.
+        let snapshots: BTreeSet<i64> = committed.iter().map(|(_, s)| *s).collect();
+        let firsts: Vec<_> = snapshots.iter().map(|s| self.keep_one(landed_pk(table, *s))).collect();
+        let kept: Vec<Result<bool, PortError>> =
+            futures::stream::iter(firsts).buffer_unordered(MARKS_IN_FLIGHT).collect().await;
+        let mut alive = BTreeSet::new();
+        for (snapshot, r) in snapshots.iter().zip(kept) {
+            if r? {
+                alive.insert(*snapshot);
+            }
+        }
+        let thens: Vec<_> =
+            committed.iter().filter(|(_, s)| alive.contains(s)).map(|(id, _)| self.keep_one(pk(table, id))).collect();
+        let kept: Vec<Result<bool, PortError>> =
+            futures::stream::iter(thens).buffer_unordered(MARKS_IN_FLIGHT).collect().await;
+        kept.into_iter().try_for_each(|r| r.map(|_| ()))
     }
 
     async fn record_committed(&self, table: &TableIdent, ids: &[String], snapshot_id: i64) -> Result<(), PortError> {
         self.record(table, ids, snapshot_id, "committed").await
-    }
-
-    async fn pending_snapshots(&self, table: &TableIdent) -> Result<std::collections::BTreeSet<i64>, PortError> {
-        let got = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .key("pk", s(format!("{PENDING_INDEX}{table}")))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| error::map("ledger pending index", e))?;
-        let ids = got.item().and_then(|i| i.get("ids")).and_then(|v| v.as_ns().ok());
-        Ok(ids.into_iter().flatten().filter_map(|n| n.parse().ok()).collect())
     }
 
     async fn quarantine(&self, r: QuarantineRecord) -> Result<(), PortError> {

@@ -115,6 +115,10 @@ pub struct AwsSettings {
     /// days; unset: forever). It must outlive every resend of the same object: the Terraform
     /// module sets it past the landing bucket's expiry.
     pub ledger_ttl: Option<std::time::Duration>,
+    /// Ledger lookups read eventually consistent items (not from the environment: the writer's
+    /// cold start sets it, [`writer_cold_start`]; see
+    /// [`DynamoDbLedger::with_eventually_consistent_lookups`]).
+    pub eventually_consistent_lookups: bool,
 }
 
 /// Default DynamoDB catalog table (as Iceberg Java's `DynamoDbCatalog`).
@@ -139,6 +143,7 @@ impl AwsSettings {
             catalog: Catalog::parse(&var)?,
             ingest_queue_url: vars.get("FLOE_INGEST_QUEUE_URL"),
             ledger_ttl: vars.days("FLOE_LEDGER_TTL_DAYS")?,
+            eventually_consistent_lookups: false,
             create_dynamodb_tables: vars.flag("FLOE_CREATE_DYNAMODB_TABLES", true)?,
             catalog_table: named("FLOE_CATALOG_TABLE", DEFAULT_CATALOG_TABLE),
             lock_table: named("FLOE_LOCK_TABLE", DEFAULT_LOCK_TABLE),
@@ -218,6 +223,19 @@ pub struct ColdStart {
 pub async fn cold_start(var: impl Fn(&str) -> Option<String>) -> std::result::Result<ColdStart, String> {
     crate::telemetry::init_lambda();
     let settings = AwsSettings::from_lookup(var).map_err(|e| e.to_string())?;
+    start(settings).await
+}
+
+/// The writer's cold start: as [`cold_start`], with ledger lookups that read eventually
+/// consistent items (half the read units: the writer's lookup only spares it work, and the
+/// committer, which reads consistently, drops what a stale answer lets through).
+pub async fn writer_cold_start(var: impl Fn(&str) -> Option<String>) -> std::result::Result<ColdStart, String> {
+    crate::telemetry::init_lambda();
+    let settings = AwsSettings::from_lookup(var).map_err(|e| e.to_string())?;
+    start(AwsSettings { eventually_consistent_lookups: true, ..settings }).await
+}
+
+async fn start(settings: AwsSettings) -> std::result::Result<ColdStart, String> {
     let clients = Clients::load(&settings).await;
     let ports = connect_with(&settings, &clients).await.map_err(|e| e.to_string())?;
     Ok(ColdStart { settings, clients, ports })
@@ -251,7 +269,11 @@ pub async fn connect_with(settings: &AwsSettings, clients: &Clients) -> Result<P
         Catalog::Rest(rest) => Arc::new(crate::adapters::rest::RestCatalog::new(rest)?),
     };
     let lock = DynamoDbLock::new(clients.dynamodb.clone(), &settings.lock_table);
-    let ledger = DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table).with_ttl(settings.ledger_ttl);
+    let mut ledger =
+        DynamoDbLedger::new(clients.dynamodb.clone(), &settings.ledger_table).with_ttl(settings.ledger_ttl);
+    if settings.eventually_consistent_lookups {
+        ledger = ledger.with_eventually_consistent_lookups();
+    }
     if settings.create_dynamodb_tables {
         lock.ensure_table().await?;
         ledger.ensure_table().await?;

@@ -1,5 +1,5 @@
 //! `Ledger` on SQLite: one row per (table, source object), every pending mark of it in
-//! `ledger_pending`, plus the quarantine.
+//! `ledger_pending`, the snapshots recorded landed in `ledger_landed`, plus the quarantine.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -29,6 +29,9 @@ impl SqliteLedger {
              CREATE TABLE IF NOT EXISTS ledger_pending (
                 table_name TEXT NOT NULL, source_id TEXT NOT NULL, snapshot_id INTEGER NOT NULL,
                 PRIMARY KEY (table_name, source_id, snapshot_id));
+             CREATE TABLE IF NOT EXISTS ledger_landed (
+                table_name TEXT NOT NULL, snapshot_id INTEGER NOT NULL,
+                PRIMARY KEY (table_name, snapshot_id));
              CREATE TABLE IF NOT EXISTS quarantine (
                 source_id TEXT PRIMARY KEY, uri TEXT NOT NULL, table_name TEXT,
                 kind TEXT NOT NULL, reason TEXT NOT NULL, at_ms INTEGER NOT NULL);",
@@ -51,6 +54,19 @@ fn pending_marks(conn: &rusqlite::Connection, table: &str, id: &str) -> Result<V
         .map_err(|e| sql_err("lookup", e))?;
     let rows = st.query_map(params![table, id], |r| r.get::<_, i64>(0)).map_err(|e| sql_err("lookup", e))?;
     rows.collect::<Result<Vec<_>, _>>().map_err(|e| sql_err("lookup", e))
+}
+
+/// The first of `marks` (ascending) recorded landed.
+fn first_landed(conn: &rusqlite::Connection, table: &str, marks: &[i64]) -> Result<Option<i64>, PortError> {
+    let mut st = conn
+        .prepare_cached("SELECT 1 FROM ledger_landed WHERE table_name = ?1 AND snapshot_id = ?2")
+        .map_err(|e| sql_err("lookup", e))?;
+    for m in marks {
+        if st.exists(params![table, m]).map_err(|e| sql_err("lookup", e))? {
+            return Ok(Some(*m));
+        }
+    }
+    Ok(None)
 }
 
 #[async_trait]
@@ -76,7 +92,10 @@ impl Ledger for SqliteLedger {
                         snapshot_ids.push(snapshot_id);
                         snapshot_ids.sort_unstable();
                     }
-                    SourceState::Pending { snapshot_ids }
+                    match first_landed(&conn, &t, &snapshot_ids)? {
+                        Some(snapshot_id) => SourceState::Committed { snapshot_id },
+                        None => SourceState::Pending { snapshot_ids },
+                    }
                 };
                 out.push((id.clone(), s));
             }
@@ -110,19 +129,15 @@ impl Ledger for SqliteLedger {
         tx.commit().map_err(|e| sql_err("commit", e))
     }
 
-    async fn pending_snapshots(&self, table: &TableIdent) -> Result<std::collections::BTreeSet<i64>, PortError> {
+    async fn record_landed(&self, table: &TableIdent, snapshot_ids: &[i64]) -> Result<(), PortError> {
         let conn = self.conn();
         let mut st = conn
-            .prepare_cached(
-                "SELECT DISTINCT p.snapshot_id FROM ledger_pending p JOIN ledger l
-                   ON l.table_name = p.table_name AND l.source_id = p.source_id
-                 WHERE p.table_name = ?1 AND l.state = 'pending'",
-            )
-            .map_err(|e| sql_err("pending snapshots", e))?;
-        let rows = st
-            .query_map(params![table.to_string()], |r| r.get::<_, i64>(0))
-            .map_err(|e| sql_err("pending snapshots", e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| sql_err("pending snapshots", e))
+            .prepare_cached("INSERT OR IGNORE INTO ledger_landed VALUES (?1, ?2)")
+            .map_err(|e| sql_err("record landed", e))?;
+        for id in snapshot_ids {
+            st.execute(params![table.to_string(), id]).map_err(|e| sql_err("record landed", e))?;
+        }
+        Ok(())
     }
 
     async fn record_committed(&self, table: &TableIdent, ids: &[String], snapshot_id: i64) -> Result<(), PortError> {
@@ -136,8 +151,7 @@ impl Ledger for SqliteLedger {
                      WHERE ledger.state = 'pending'",
                 )
                 .map_err(|e| sql_err("record committed", e))?;
-            // A committed source's marks are history nobody reads: dropped, so the table of marks
-            // holds only what is pending (and `pending_snapshots` stays cheap as the ledger grows).
+            // A committed source's marks are history nobody reads: dropped.
             let mut unmark = tx
                 .prepare_cached("DELETE FROM ledger_pending WHERE table_name = ?1 AND source_id = ?2")
                 .map_err(|e| sql_err("record committed", e))?;

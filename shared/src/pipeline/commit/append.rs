@@ -1,8 +1,9 @@
 //! Appends: file manifests become one `append` snapshot per table, exactly once per source
 //! object. Pure steps ([`settle`], [`convert`], [`classify`]) decide what to take; the ledger
-//! records the sources pending under the new snapshot id before the swap and committed after.
+//! records the sources pending under the new snapshot id before the swap (one write a source)
+//! and the snapshot landed after it (one write a commit).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::time::Instant;
 
 use iceberg::spec::{DataFile, Operation, Schema};
@@ -31,8 +32,9 @@ impl Committer {
             let ids: Vec<String> = group.iter().flat_map(|(_, m)| m.sources.iter().map(|s| s.id.clone())).collect();
             let known = self.ports.ledger.lookup(table, &ids).await?;
             let settled = settle(&state, known);
-            for (snap, ids) in &settled.healed {
-                self.ports.ledger.record_committed(table, ids, *snap).await?;
+            if !settled.healed.is_empty() {
+                let healed: Vec<i64> = settled.healed.iter().copied().collect();
+                self.ports.ledger.record_landed(table, &healed).await?;
             }
             // Poison first, so that a message that can never commit claims none of its sources.
             let Converted { ready, poisoned } = convert(&state, group);
@@ -79,7 +81,7 @@ impl Committer {
             let plan = plan_snapshot(store.as_ref(), &state, manifests, change, snapshot_id, &extra).await?;
             match self.publish(table, &state, &plan, lease, attempt).await? {
                 Landing::Landed => {
-                    self.ports.ledger.record_committed(table, &sources, snapshot_id).await?;
+                    self.ports.ledger.record_landed(table, &[snapshot_id]).await?;
                     self.ports.faults.hit(FaultPoint::CommitterAfterLedgerUpdate).await;
                     let ms = started.elapsed().as_millis() as u64;
                     info!(%table, snapshot_id, files = nfiles, rows, attempt, ms, "committed");
@@ -163,9 +165,9 @@ impl Changelog {
 struct Settled {
     /// Sources whose rows are in the table.
     committed: HashSet<String>,
-    /// Pending sources found in the history, by the snapshot that holds them: to be recorded
-    /// committed (a committer died between its swap and its ledger update).
-    healed: HashMap<i64, Vec<String>>,
+    /// Snapshots in the history that pending sources name and the ledger does not know landed:
+    /// to be recorded landed (a committer died between its swap and its ledger update).
+    healed: BTreeSet<i64>,
     /// Pending sources none of whose snapshots the table holds: attempts that never landed, or,
     /// where another engine expires snapshots, attempts that landed and were expired since.
     unsettled: HashSet<String>,
@@ -182,7 +184,7 @@ fn settle(state: &TableState, known: Vec<(String, SourceState)>) -> Settled {
             }
             SourceState::Pending { snapshot_ids } => {
                 if let Some(snap) = snapshot_ids.into_iter().find(|s| state.metadata.snapshot_by_id(*s).is_some()) {
-                    out.healed.entry(snap).or_default().push(id.clone());
+                    out.healed.insert(snap);
                     out.committed.insert(id);
                 } else {
                     out.unsettled.insert(id);
@@ -199,8 +201,9 @@ fn settle(state: &TableState, known: Vec<(String, SourceState)>) -> Settled {
 /// do. Where the catalog's service expires snapshots (`service_expires`: S3 Tables), a source
 /// pending on a snapshot the table no longer holds may have landed and been expired since, and
 /// writing it again could double it: that message is left to the dead-letter queue for an
-/// operator. Where Floe expires them, it never expires one a pending mark names, so such an
-/// attempt never landed, and its sources are written again as a fresh message's would be.
+/// operator. Where Floe expires them, it records each append snapshot landed before it expires
+/// it, so such an attempt never landed, and its sources are written again as a fresh message's
+/// would be.
 fn aged_result(
     table: &TableIdent,
     r: &Ready<'_>,

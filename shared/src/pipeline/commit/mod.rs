@@ -525,12 +525,13 @@ impl Committer {
         self.cache.insert(table.clone(), Cached { state: TableState { pointer, metadata }, manifests });
     }
 
-    /// What to expire with the next commit: past retention ([`Expiry::due`]), less every
-    /// snapshot a pending ledger record names (the exactly-once check needs it). No snapshot
-    /// until [`EXPIRE_BATCH`] are due, so the ledger is read once per batch of expiries; refs
-    /// past their age go with the next commit. A commit retried after a lost swap expires
-    /// nothing: through a REST catalog an expiring commit asserts every ref, and another engine
-    /// committing to a branch between read and commit would otherwise keep the new rows waiting.
+    /// What to expire with the next commit: past retention ([`Expiry::due`]). No snapshot until
+    /// [`EXPIRE_BATCH`] are due; refs past their age go with the next commit. Each snapshot is
+    /// recorded landed in the ledger first: a source pending under it, whose committer died
+    /// before its own landed record, then still reads as committed once the table no longer
+    /// holds the snapshot. A commit retried after a lost swap expires nothing: through a REST
+    /// catalog an expiring commit asserts every ref, and another engine committing to a branch
+    /// between read and commit would otherwise keep the new rows waiting.
     async fn expiring(&self, table: &TableIdent, state: &TableState, attempt: u32) -> Result<Expiry> {
         if !self.may_delete() || attempt > 1 {
             return Ok(Expiry::default()); // the catalog's service expires snapshots itself
@@ -545,8 +546,18 @@ impl Committer {
             due.snapshots.clear();
             return Ok(due);
         }
-        let pending = self.ports.ledger.pending_snapshots(table).await?;
-        due.snapshots.retain(|id| !pending.contains(id));
+        let appends: Vec<i64> = due
+            .snapshots
+            .iter()
+            .copied()
+            .filter(|id| {
+                let snap = state.metadata.snapshot_by_id(*id);
+                snap.is_some_and(|s| s.summary().operation == iceberg::spec::Operation::Append)
+            })
+            .collect();
+        if !appends.is_empty() {
+            self.ports.ledger.record_landed(table, &appends).await?;
+        }
         Ok(due)
     }
 
