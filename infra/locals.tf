@@ -35,11 +35,14 @@ locals {
   lock_table       = "${var.name_prefix}_locks"
   ledger_table     = "${var.name_prefix}_ledger"
 
-  # The writer's peak memory is about 3x the Avro bytes of one batch plus 100 MB
-  # (docs/BENCHMARKS.md#memory); rounded up to 64 MB, and at least 1024 MB (CPU scales with memory).
+  # The writer's peak memory is about 3x the Avro bytes it holds decoded plus 100 MB
+  # (docs/BENCHMARKS.md#memory): one batch's, up to a round's (FLOE_WRITER_ROUND_BYTES, which the
+  # writer derives from its memory the other way round). Rounded up to 64 MB, at least 1024 MB,
+  # and at most 2048 MB: past one vCPU (1769 MB) memory buys a writer nothing it uses, and bigger
+  # batches then make more rounds.
   writer_memory = coalesce(
     var.writer_memory_mb,
-    max(1024, ceil((3 * var.writer_batch_size * var.expected_object_mb + 100) / 64) * 64),
+    min(2048, max(1024, ceil((3 * var.writer_batch_size * var.expected_object_mb + 100) / 64) * 64)),
   )
 
   # The Glue databases the roles may use (and Terraform creates with glue_create_databases).

@@ -308,9 +308,9 @@ variable "writer_timeout_seconds" {
 }
 
 variable "writer_batch_size" {
-  description = "Notifications per writer invocation (SQS batch size)."
+  description = "Notifications per writer invocation (SQS batch size). The default, gathered for up to writer_batching_window_seconds, keeps up with 40,000 files a minute (docs/PERFORMANCE.md, scale model): each batch writes one Parquet file per partition for up to 1000 objects. A writer holds at most one round of a batch decoded (FLOE_WRITER_ROUND_BYTES, a third of its memory past 100 MB), so bigger objects make more rounds, not more memory."
   type        = number
-  default     = 10
+  default     = 1000
   nullable    = false
   validation {
     condition     = var.writer_batch_size >= 1 && var.writer_batch_size <= 10000
@@ -319,7 +319,7 @@ variable "writer_batch_size" {
 }
 
 variable "writer_batching_window_seconds" {
-  description = "How long the event source mapping gathers notifications before invoking a writer (required above 10 messages per batch)."
+  description = "How long the event source mapping gathers notifications before invoking a writer (required above 10 messages per batch): what a lone object waits at quiet times before it is written."
   type        = number
   default     = 5
   nullable    = false
@@ -377,9 +377,9 @@ variable "committer_recursion_allowed" {
 }
 
 variable "committer_memory_mb" {
-  description = "Committer memory (MB)."
+  description = "Committer memory (MB). The default, 1769 MB, is one full vCPU: what one committer needs to keep up with 40,000 files a minute (docs/PERFORMANCE.md)."
   type        = number
-  default     = 1024
+  default     = 1769
   nullable    = false
   validation {
     condition     = var.committer_memory_mb >= 256 && var.committer_memory_mb <= 10240
@@ -448,7 +448,7 @@ variable "compact_tables" {
 variable "compactor_max_tasks" {
   description = "Compaction tasks one compactor invocation runs at most (FLOE_COMPACT_MAX_TASKS): one share of a tick's plan. Keep a share's run shorter than the schedule's interval, or the next tick plans its partitions again and the second copy's work is wasted."
   type        = number
-  default     = 16
+  default     = 6
   nullable    = false
   validation {
     condition     = var.compactor_max_tasks >= 1 && floor(var.compactor_max_tasks) == var.compactor_max_tasks
@@ -459,7 +459,7 @@ variable "compactor_max_tasks" {
 variable "compactor_max_invocations" {
   description = "Compactor invocations a tick's plan may use at most (FLOE_COMPACT_MAX_INVOCATIONS): the tick plans every table of compact_tables, runs one share of at most compactor_max_tasks tasks itself and sends up to this many minus one to the share queue (across all the tables, each table's next share in turn), whose event source runs them side by side. Partitions beyond wait for the next tick, most urgent first. docs/PERFORMANCE.md models how many a workload needs."
   type        = number
-  default     = 10
+  default     = 200
   nullable    = false
   validation {
     condition     = var.compactor_max_invocations >= 1 && var.compactor_max_invocations <= 1000 && floor(var.compactor_max_invocations) == var.compactor_max_invocations

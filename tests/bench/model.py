@@ -61,16 +61,16 @@ K = {
     "OFFLINE_MAX_S": [7200, "gen_events.py"],
     "DIURNAL_AMPLITUDE": [0.5, "--diurnal only: rate = mean x (1 + A cos(2pi (t - 14:00)/24 h)); assumed shape"],
     # Deployment (infra/variables.tf defaults, infra/locals.tf, shared/src defaults)
-    "WRITER_BATCH": [10, "infra/variables.tf writer_batch_size (SQS event source batch size)"],
-    "EXPECTED_OBJECT_MB": [2, "infra/variables.tf expected_object_mb (sizes writer memory in infra/locals.tf)"],
+    "WRITER_BATCH": [1000, "infra/variables.tf writer_batch_size (SQS event source batch size; read from there)"],
+    "EXPECTED_OBJECT_MB": [2, "infra/variables.tf expected_object_mb (sizes writer memory in infra/locals.tf; read from there)"],
     "WRITER_MAX_CONCURRENCY": [100, "infra/variables.tf writer_max_concurrency"],
     "COMMIT_BATCH": [1000, "infra/variables.tf committer_batch_size"],
     "COMMIT_WINDOW_S": [5, "infra/variables.tf committer_batching_window_seconds"],
-    "COMMITTER_MB": [1024, "infra/variables.tf committer_memory_mb"],
+    "COMMITTER_MB": [1769, "infra/variables.tf committer_memory_mb (read from there)"],
     "COMPACTOR_MB": [3008, "infra/variables.tf compactor_memory_mb"],
     "COMPACT_TICK_S": [300, "infra/variables.tf compactor_schedule rate(5 minutes)"],
-    "COMPACT_MAX_TASKS": [16, "handlers/compactor.rs CompactorEnv::from_lookup (FLOE_COMPACT_MAX_TASKS): tasks of one share, one invocation"],
-    "COMPACT_MAX_INVOCATIONS": [10, "infra/variables.tf compactor_max_invocations (FLOE_COMPACT_MAX_INVOCATIONS): shares of a tick, its own included"],
+    "COMPACT_MAX_TASKS": [3, "infra/variables.tf compactor_max_tasks (FLOE_COMPACT_MAX_TASKS; read from there): tasks of one share, one invocation"],
+    "COMPACT_MAX_INVOCATIONS": [200, "infra/variables.tf compactor_max_invocations (FLOE_COMPACT_MAX_INVOCATIONS; read from there): shares of a tick, its own included"],
     "COMPACT_TIMEOUT_S": [900, "infra/variables.tf compactor_timeout_seconds"],
     "COMPACT_PARALLEL": [2, "compact::CompactOptions parallelism = available cores (2 at 3008 MB)"],
     "MAX_TASK_BYTES": [512 * MIB, "compactor.rs: min(memory/4, 512 MiB)"],
@@ -282,8 +282,10 @@ def writer_rate(n):
 
 
 def writer_memory(batch):
-    """infra/locals.tf writer_memory: 3 x Avro bytes of a batch + 100 MB, 64 MB steps, >= 1024."""
-    return max(1024, math.ceil((3 * batch * k("EXPECTED_OBJECT_MB") + 100) / 64) * 64)
+    """infra/locals.tf writer_memory: 3 x Avro bytes of a batch + 100 MB, 64 MB steps, from 1024
+    to 2048 (past it a batch is written in rounds of a third of the memory past 100 MB, each its
+    own files: priced as one batch while the workload's objects fit a round)."""
+    return min(2048, max(1024, math.ceil((3 * batch * k("EXPECTED_OBJECT_MB") + 100) / 64) * 64))
 
 
 # ---------------------------------------------------------------- roles
@@ -673,6 +675,25 @@ def tuned_settings(path=AT_SCALE):
 
 
 TUNED = tuned_settings()
+
+
+def module_defaults(path=Path(__file__).resolve().parents[2] / "infra" / "variables.tf"):
+    """The deployed assumptions: TFVARS's variables' defaults in the module's variables.tf, so
+    the "as deployed" column prices what `terraform apply` deploys."""
+    text = path.read_text()
+    out = {}
+    for name, var in TFVARS.items():
+        block = re.search(r'variable "' + var + r'" \{(.*?)\n\}', text, re.S)
+        m = block and re.search(r"^\s*default\s*=\s*([0-9.]+)\s*$", block.group(1), re.M)
+        if not m:
+            raise SystemExit(f"{path}: no numeric default for {var}")
+        v = float(m.group(1))
+        out[name] = int(v) if v.is_integer() else v
+    return out
+
+
+for _name, _v in module_defaults().items():
+    K[_name][0] = _v
 
 
 def main():

@@ -392,7 +392,8 @@ def rest_catalog_plans(planner, rest, committer, reader):
 def test_the_at_scale_settings_plan_what_the_scale_model_prices(moto, tmp_path):
     """infra/examples/quickstart/at-scale.tfvars (what docs/PERFORMANCE.md's model reads as its
     tuned column) validates and deploys those settings; without it the quickstart passes null
-    and the module keeps its own defaults."""
+    and the module keeps its own defaults, the same but for the writer's memory (sized for 2 MB
+    objects, capped at 2048 MB: a bigger batch is written in rounds)."""
     planner = Planner(moto, tmp_path)
     try:
         def settings(plan):
@@ -408,16 +409,18 @@ def test_the_at_scale_settings_plan_what_the_scale_model_prices(moto, tmp_path):
             return out
 
         plain = settings(planner.plan())
-        assert (plain["writer"], plain["committer"]) == (1024, 1024), "the module's defaults"
+        assert (plain["writer"], plain["committer"]) == (2048, 1769), "the module's defaults"
         scale = settings(planner.plan("-var-file", str(QUICKSTART / "at-scale.tfvars")))
         assert scale["writer"] == 1984, "3 x 1000 objects x 0.61 MB + 100 MB, rounded up to 64 MB"
         assert scale["committer"] == 1769
-        assert scale["compactor env"]["FLOE_COMPACT_MAX_TASKS"] == "3"
+        assert scale["compactor env"]["FLOE_COMPACT_MAX_TASKS"] == "6"
         assert scale["compactor env"]["FLOE_COMPACT_MAX_INVOCATIONS"] == "200"
         esm = scale["esm writer"]
         assert (esm["batch_size"], esm["maximum_batching_window_in_seconds"]) == (1000, 5)
         assert scale["esm compactor[0]"]["scaling_config"] == [{"maximum_concurrency": 199}]
-        assert (plain["esm writer"]["batch_size"], plain["compactor env"]["FLOE_COMPACT_MAX_TASKS"]) == (10, "16")
+        assert (plain["esm writer"]["batch_size"], plain["compactor env"]["FLOE_COMPACT_MAX_TASKS"]) == (1000, "6")
+        assert plain["esm writer"]["maximum_batching_window_in_seconds"] == 5, "a lone object waits 5 s at most"
+        assert plain["compactor env"]["FLOE_COMPACT_MAX_INVOCATIONS"] == "200"
 
         # The committer's reservation: off on small accounts (their unreserved pool must stay at
         # 10), else the event source's maximum concurrency too; 1 would throttle the second poller.

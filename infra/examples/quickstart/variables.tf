@@ -174,8 +174,8 @@ variable "orphan_sweep_older_than_hours" {
   default     = null
 }
 
-# Throughput settings, null for the module's defaults; at-scale.tfvars sets them for the target
-# workload docs/PERFORMANCE.md models (40,000 files a minute).
+# Throughput settings, null for the module's defaults (which keep up with the 40,000 files a
+# minute docs/PERFORMANCE.md models); at-scale.tfvars pins them, with that workload's object size.
 
 variable "kms_key_arn" {
   description = "A customer-managed KMS key for the buckets, queues, tables and logs (null: AWS's own encryption). Its policy must let S3 and CloudWatch Logs use it: see infra/README.md."
@@ -190,7 +190,7 @@ variable "landing_expiration_days" {
 }
 
 variable "writer_batch_size" {
-  description = "Notifications per writer invocation (null: the module's 10)."
+  description = "Notifications per writer invocation (null: the module's 1000)."
   type        = number
   default     = null
 }
@@ -220,19 +220,19 @@ variable "committer_recursion_allowed" {
 }
 
 variable "committer_memory_mb" {
-  description = "Committer memory, MB (null: the module's 1024)."
+  description = "Committer memory, MB (null: the module's 1769)."
   type        = number
   default     = null
 }
 
 variable "compactor_max_tasks" {
-  description = "Compaction tasks per compactor invocation (null: the module's 16)."
+  description = "Compaction tasks per compactor invocation (null: the module's 6)."
   type        = number
   default     = null
 }
 
 variable "compactor_max_invocations" {
-  description = "Compactor invocations per tick (null: the module's 10)."
+  description = "Compactor invocations per tick (null: the module's 200)."
   type        = number
   default     = null
 }

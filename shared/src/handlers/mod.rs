@@ -478,6 +478,42 @@ pub async fn writer_env(
 mod tests {
     use super::*;
 
+    #[test]
+    fn rounds_hold_at_most_their_bound_in_source_id_order() {
+        let item = |k: &str, size: u64| (Some(format!("m-{k}")), ObjectMeta::new(format!("s3://b/{k}"), size, "e"));
+        let names = |rs: &[Vec<Routed>]| -> Vec<Vec<String>> {
+            rs.iter()
+                .map(|r| r.iter().map(|(_, o)| o.uri.trim_start_matches("s3://b/").to_string()).collect())
+                .collect()
+        };
+        let items = vec![item("d", 40), item("a", 30), item("c", 100), item("b", 30), item("e", 1)];
+        let got = rounds(items.clone(), 60);
+        assert_eq!(names(&got), [vec!["a", "b"], vec!["c"], vec!["d", "e"]], "sorted; c alone is over the bound");
+        let got = rounds(items.clone(), 160);
+        assert_eq!(names(&got), [vec!["a", "b", "c"], vec!["d", "e"]], "up to the bound itself");
+        let got = rounds(items.clone(), 59);
+        assert_eq!(names(&got), [vec!["a"], vec!["b"], vec!["c"], vec!["d", "e"]]);
+        assert_eq!(names(&rounds(items.clone(), u64::MAX)), [vec!["a", "b", "c", "d", "e"]], "unbounded: one round");
+        assert!(rounds(vec![], 10).is_empty());
+        let all: usize = rounds(items, 1).iter().map(Vec::len).sum();
+        assert_eq!(all, 5, "every object in exactly one round");
+    }
+
+    #[test]
+    fn a_round_is_a_third_of_the_memory_past_100_mib() {
+        assert_eq!(EngineConfig::for_memory(2048).writer_round_bytes, 649 * 1024 * 1024);
+        assert_eq!(EngineConfig::for_memory(128).writer_round_bytes, 16 * 1024 * 1024, "at least 16 MiB");
+        assert_eq!(EngineConfig::default().writer_round_bytes, u64::MAX, "embedded: unbounded");
+        let cfg = EngineConfig::from_lookup(|k| match k {
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE" => Some("2048".into()),
+            "FLOE_WRITER_ROUND_BYTES" => Some("1000".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(cfg.writer_round_bytes, 1000, "the setting wins");
+        assert!(EngineConfig::from_lookup(|k| (k == "FLOE_WRITER_ROUND_BYTES").then(|| "0".into())).is_err());
+    }
+
     /// A queue that keeps what is sent to it.
     #[derive(Default)]
     struct Sent(std::sync::Mutex<Vec<String>>);
