@@ -87,7 +87,7 @@ def findings(dep, tun):
         f"and the Lambda's 6 MB event caps a batch at {c['cap']} manifests of {w['msg'] / 1e3:.0f} KB. With the "
         f"work compaction gives it (a snapshot per {k('REWRITES_PER_SNAPSHOT'):.0f} rewrite requests, each "
         f"rewriting the manifests that hold its files, one PUT at a time) and the deletes of expired files ({k('DELETE_PARALLEL')} at a time, "
-        f"~{w['d'] / w['b']:.0f} data files per Avro file), it saturates at **{dep['sat']:,.0f} files/min**; at the "
+        f"~{w['d'] / w['b']:.1f} data files per Avro file), it saturates at **{dep['sat']:,.0f} files/min**; at the "
         f"target it would need {c['rho']:,.2f} times its time. The *tuned* column: {tc['rho']:.2f} busy at the "
         f"target, saturating at {tun['sat']:,.0f} files/min.",
         f"- **Compactors.** A tick plans ~{rw['tasks']:,.0f} tasks (the hot tenant's ~{rw['q0'] * tenant_shares()[0] / k('MAX_TASK_BYTES'):,.0f} of 512 MiB "
