@@ -39,10 +39,15 @@ locals {
   # (docs/BENCHMARKS.md#memory): one batch's, up to a round's (FLOE_WRITER_ROUND_BYTES, which the
   # writer derives from its memory the other way round). Rounded up to 64 MB, at least 1024 MB,
   # and at most 2048 MB: past one vCPU (1769 MB) memory buys a writer nothing it uses, and bigger
-  # batches then make more rounds.
+  # batches then make more rounds. Unless one object needs more: the per-object size limit is an
+  # eighth of the memory (FLOE_MAX_OBJECT_BYTES), so the cap is at least 8 objects + 100 MB.
   writer_memory = coalesce(
     var.writer_memory_mb,
-    min(2048, max(1024, ceil((3 * var.writer_batch_size * var.expected_object_mb + 100) / 64) * 64)),
+    min(
+      max(2048, ceil((8 * var.expected_object_mb + 100) / 64) * 64),
+      max(1024, ceil((3 * var.writer_batch_size * var.expected_object_mb + 100) / 64) * 64),
+      10240,
+    ),
   )
 
   # The Glue databases the roles may use (and Terraform creates with glue_create_databases).

@@ -277,7 +277,7 @@ variable "kms_key_arn" {
 }
 
 variable "writer_memory_mb" {
-  description = "Writer memory (MB). Null: sized from its measured peak, about 3x the Avro bytes of one batch plus 100 MB (docs/BENCHMARKS.md#memory), at least 1024 MB."
+  description = "Writer memory (MB). Null: sized from its measured peak, about 3x the Avro bytes of one batch plus 100 MB (docs/BENCHMARKS.md#memory), at least 1024 MB and at most 2048 MB (or 8 objects + 100 MB, where one object needs more: the per-object limit is an eighth of the memory); past a third of it a batch is written in rounds (FLOE_WRITER_ROUND_BYTES)."
   type        = number
   default     = null
   validation {

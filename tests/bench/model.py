@@ -285,7 +285,8 @@ def writer_memory(batch):
     """infra/locals.tf writer_memory: 3 x Avro bytes of a batch + 100 MB, 64 MB steps, from 1024
     to 2048 (past it a batch is written in rounds of a third of the memory past 100 MB, each its
     own files: priced as one batch while the workload's objects fit a round)."""
-    return min(2048, max(1024, math.ceil((3 * batch * k("EXPECTED_OBJECT_MB") + 100) / 64) * 64))
+    cap = max(2048, math.ceil((8 * k("EXPECTED_OBJECT_MB") + 100) / 64) * 64)
+    return min(cap, max(1024, math.ceil((3 * batch * k("EXPECTED_OBJECT_MB") + 100) / 64) * 64), 10240)
 
 
 # ---------------------------------------------------------------- roles

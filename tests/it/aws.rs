@@ -1324,6 +1324,68 @@ async fn a_writer_batch_past_its_round_bound_is_written_in_rounds() {
     assert_eq!(counts(&got.event_ids()).values().max(), Some(&1));
 }
 
+/// A writer's rounds fail their messages, not the invocation, when the table cannot be had or
+/// the invocation's deadline is near: a table not there yet is asked for once (not once a
+/// round, each waiting `FLOE_CREATE_WAIT_SECS` again), and a round that might not end by the
+/// Lambda's deadline is not started. Nothing is written twice or lost: with time, every object
+/// lands once.
+#[tokio::test]
+async fn writer_rounds_fail_their_messages_when_the_table_or_the_time_is_missing() {
+    let env = Env::new(Catalog::DynamoDb).await;
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let (keys, rows) = drop_files(&env, 4).await;
+    let records = env.created_records(keys.iter().map(String::as_str)).await;
+    let sizes: Vec<u64> = records.iter().map(|r| r["s3"]["object"]["size"].as_u64().expect("size")).collect();
+    let bound = sizes.iter().max().unwrap() * 2 + sizes.iter().min().unwrap() / 2;
+    let writer_env = WriterEnv {
+        engine: EngineConfig { writer_round_bytes: bound, ..EngineConfig::default() },
+        ..env.writer_env("default.events")
+    };
+    let messages: Vec<serde_json::Value> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            serde_json::json!({"messageId": format!("m{i}"), "eventSource": "aws:sqs",
+                               "body": serde_json::json!({"Records": [r]}).to_string()})
+        })
+        .collect();
+    let event = serde_json::json!({ "Records": messages });
+    let all: Vec<String> = (0..4).map(|i| format!("m{i}")).collect();
+    let failed = |r: aws_lambda_events::event::sqs::SqsBatchResponse| {
+        let mut ids: Vec<String> = r.batch_item_failures.into_iter().map(|f| f.item_identifier).collect();
+        ids.sort();
+        ids
+    };
+    // No table: the first round asks for it and fails; the second does not ask again.
+    let response = handle_writer(&writer_env, &ports, event.clone()).await.expect("writer");
+    assert_eq!(failed(response), all, "both rounds' messages come back");
+    let mut committer = Committer::new(EngineConfig::default(), ports.clone());
+    let out = committer.run_once(10, Duration::from_secs(30)).await.expect("commit").expect("the create request");
+    assert_eq!(out.results.len(), 1, "one create request, not one a round: {:?}", out.results);
+    assert_eq!(out.results[0].1, MessageResult::Created, "{:?}", out.results);
+    // The deadline is here: no round starts, every message comes back, nothing is written.
+    let now = std::time::Instant::now();
+    let response =
+        floe::handlers::handle_writer_by(&writer_env, &ports, event.clone(), Some(now)).await.expect("writer");
+    assert_eq!(failed(response), all);
+    assert!(committer.run_once(10, Duration::from_secs(2)).await.expect("commit").is_none(), "nothing was sent");
+    // With time: both rounds, every row once.
+    let later = Some(std::time::Instant::now() + Duration::from_secs(600));
+    let response = floe::handlers::handle_writer_by(&writer_env, &ports, event, later).await.expect("writer");
+    assert!(failed(response).is_empty());
+    let mut results = vec![];
+    while results.len() < 2 {
+        let out = committer.run_once(10, Duration::from_secs(30)).await.expect("commit");
+        let Some(out) = out else { break };
+        results.extend(out.results);
+    }
+    assert_eq!(results.len(), 2, "a manifest a round: {results:?}");
+    assert!(results.iter().all(|(_, r)| matches!(r, MessageResult::Committed { .. })), "{results:?}");
+    let got = contents(&ports, &"default.events".parse().unwrap()).await;
+    assert_eq!(got.rows(), rows, "every row once");
+    assert_eq!(counts(&got.event_ids()).values().max(), Some(&1));
+}
+
 /// A table at an `s3a://` location (as open-source Spark creates one), whose metadata names
 /// every file `s3a://…` while the S3 store lists them as `s3://…`: the sweep compares names with
 /// their schemes made the same, so it deletes the one orphan and nothing a snapshot reaches

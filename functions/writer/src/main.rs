@@ -2,7 +2,7 @@
 //! → `pipeline::write` → file manifests on the commit queue. Reports SQS partial batch
 //! failures, so one bad object does not replay its whole batch.
 
-use floe::handlers::{WriterEnv, handle_writer, writer_env};
+use floe::handlers::{WriterEnv, handle_writer_by, writer_env};
 use floe::ports::Ports;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 
@@ -27,7 +27,11 @@ async fn handle(
     ports: &Ports,
     ev: LambdaEvent<serde_json::Value>,
 ) -> Result<aws_lambda_events::event::sqs::SqsBatchResponse, Error> {
-    Ok(handle_writer(env, ports, ev.payload).await?)
+    // Lambda's deadline (ms since the epoch) as an instant: rounds that could not end by it are
+    // left to be delivered again.
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let left = std::time::Duration::from_millis(ev.context.deadline.saturating_sub(now_ms));
+    Ok(handle_writer_by(env, ports, ev.payload, Some(std::time::Instant::now() + left)).await?)
 }
 
 #[cfg(test)]

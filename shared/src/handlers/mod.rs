@@ -101,15 +101,40 @@ pub(crate) fn failures(ids: impl IntoIterator<Item = String>) -> SqsBatchRespons
 /// queue. Messages whose objects could not be written are reported as batch item failures
 /// (only they are redelivered); objects that are bad are quarantined and count as done.
 pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::Value) -> Result<SqsBatchResponse> {
+    handle_writer_by(env, ports, payload, None).await
+}
+
+/// [`handle_writer`] for an invocation that must end by `deadline` (a Lambda's): a round starts
+/// only while there is time left for it (twice the longest round so far, and at least
+/// [`ROUND_MARGIN`]); the messages of the rounds not started are failed, to be delivered again
+/// soon, rather than lost to a timeout with the whole batch's answer.
+pub async fn handle_writer_by(
+    env: &WriterEnv,
+    ports: &Ports,
+    payload: serde_json::Value,
+    deadline: Option<std::time::Instant>,
+) -> Result<SqsBatchResponse> {
     let input = writer_input(&payload)?;
     // A direct invocation has no message to fail alone: its errors fail the invocation, which
     // Lambda retries.
     let direct = input.iter().any(|(id, _)| id.is_none());
     let mut tally = Tally::default();
     let batches = route_input(env, ports, input, direct, &mut tally).await?;
+    let mut longest = std::time::Duration::ZERO;
     for (cfg, items) in batches {
+        let mut table_ok = true;
         for round in rounds(items, env.engine.writer_round_bytes) {
-            write_table(env, ports, &cfg, round, direct, &mut tally).await?;
+            let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            let no_time = !direct && left.is_some_and(|left| left < (longest * 2).max(ROUND_MARGIN));
+            if !table_ok || no_time {
+                // The table could not be had (a later round would wait for it again), or the
+                // round might not end in time: its messages come back.
+                tally.failed.extend(round.into_iter().filter_map(|(id, _)| id));
+                continue;
+            }
+            let started = std::time::Instant::now();
+            table_ok = write_table(env, ports, &cfg, round, direct, &mut tally).await?;
+            longest = longest.max(started.elapsed());
         }
     }
     if let Some(dlq) = &env.dead_letters {
@@ -129,18 +154,25 @@ pub async fn handle_writer(env: &WriterEnv, ports: &Ports, payload: serde_json::
     Ok(failures(failed))
 }
 
-/// A table's objects in rounds of at most `bound` bytes together (in source id order, so a batch
-/// delivered again splits the same way; an object larger than `bound` is a round alone): what a
-/// writer holds decoded at once is one round, whatever the batch size
-/// ([`EngineConfig::writer_round_bytes`]).
+/// A table's objects in rounds of at most `bound` bytes together (in source id order, so the
+/// same batch delivered again splits the same way; an object larger than `bound` is a round
+/// alone, and copies of one source share a round): what a writer holds decoded at once is one
+/// round, whatever the batch size ([`EngineConfig::writer_round_bytes`]).
 fn rounds(mut items: Vec<Routed>, bound: u64) -> Vec<Vec<Routed>> {
     items.sort_by_cached_key(|(_, o)| crate::pipeline::write::source_id(o));
     let mut out: Vec<Vec<Routed>> = vec![];
     let mut bytes = 0u64;
     for item in items {
         let size = item.1.size;
+        // Copies of one source (a notification delivered twice) stay in one round: in two,
+        // their manifests would overlap.
+        let same = |round: &Vec<Routed>| {
+            round.last().is_some_and(|(_, o)| {
+                crate::pipeline::write::source_id(o) == crate::pipeline::write::source_id(&item.1)
+            })
+        };
         match out.last_mut() {
-            Some(round) if bytes.saturating_add(size) <= bound => round.push(item),
+            Some(round) if bytes.saturating_add(size) <= bound || same(round) => round.push(item),
             _ => {
                 out.push(vec![item]);
                 bytes = 0;
@@ -150,6 +182,9 @@ fn rounds(mut items: Vec<Routed>, bound: u64) -> Vec<Vec<Routed>> {
     }
     out
 }
+
+/// The least time a writer round is started with before its invocation's deadline.
+pub const ROUND_MARGIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// An object the writer refused (quarantined), for the dead-letter report.
 struct Refused {
@@ -234,8 +269,9 @@ async fn route_input(
     Ok(by_table)
 }
 
-/// Writes one table's batch. What it refuses is tallied; if it fails, its messages are
-/// delivered again (a direct invocation fails instead).
+/// Writes one table's batch (or round). What it refuses is tallied; if it fails, its messages
+/// are delivered again (a direct invocation fails instead). Whether the table's next round may
+/// be tried: not once the table could not be had (it is not there yet after the create wait).
 async fn write_table(
     env: &WriterEnv,
     ports: &Ports,
@@ -243,7 +279,7 @@ async fn write_table(
     items: Vec<Routed>,
     direct: bool,
     tally: &mut Tally,
-) -> Result<()> {
+) -> Result<bool> {
     let table = &cfg.table;
     let objects: Vec<ObjectMeta> = items.iter().map(|(_, o)| o.clone()).collect();
     let outcome = async {
@@ -283,9 +319,10 @@ async fn write_table(
                 return Err(e);
             }
             tally.failed.extend(items.into_iter().filter_map(|(id, _)| id));
+            return Ok(!matches!(e, Error::NoSuchTable(_)));
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Claim checks read (and, once their messages are settled, deleted) at once by a committer
@@ -495,6 +532,8 @@ mod tests {
         assert_eq!(names(&got), [vec!["a"], vec!["b"], vec!["c"], vec!["d", "e"]]);
         assert_eq!(names(&rounds(items.clone(), u64::MAX)), [vec!["a", "b", "c", "d", "e"]], "unbounded: one round");
         assert!(rounds(vec![], 10).is_empty());
+        let copies = vec![item("a", 30), item("b", 30), item("b", 30), item("c", 30)];
+        assert_eq!(names(&rounds(copies, 60)), [vec!["a", "b", "b"], vec!["c"]], "copies of a source share a round");
         let all: usize = rounds(items, 1).iter().map(Vec::len).sum();
         assert_eq!(all, 5, "every object in exactly one round");
     }
