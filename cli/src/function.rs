@@ -17,7 +17,7 @@ use floe::adapters::aws::emf::Emf;
 use floe::adapters::aws::{AwsSettings, Clients, SqsQueue, connect_with};
 use floe::config::EngineConfig;
 use floe::handlers::compactor::{CompactorEnv, handle_compactor, handle_share_event};
-use floe::handlers::{handle_committer, handle_writer, writer_env};
+use floe::handlers::{committer_env, handle_committer_with, handle_writer, writer_env};
 use floe::pipeline::commit::Committer;
 use floe::ports::Queue;
 use tokio::sync::Mutex;
@@ -127,12 +127,14 @@ pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
                 .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
             let requeue = SqsQueue::new(clients.sqs.clone(), settings.ingest_queue()?);
             let engine = EngineConfig::from_lookup(floe::settings::env)?;
-            let committer = Mutex::new(Committer::new(engine, ports.clone()).with_warehouse(&settings.warehouse));
+            let env = committer_env(floe::settings::env, ports.store.as_ref(), &clients).await?;
+            let committer = Committer::new(engine, ports.clone()).with_warehouse(&settings.warehouse);
+            let committer = Mutex::new(committer.with_tables(env.tables.clone()));
             let mapping = Mapping::new(&clients, url, &a);
             mapping
                 .run(|event| async {
                     let ev = serde_json::from_value(event).ok()?;
-                    let out = handle_committer(&committer, &queue, &requeue, ev).await;
+                    let out = handle_committer_with(&committer, &queue, &requeue, env.dead_letters.as_ref(), ev).await;
                     emit();
                     Some(out)
                 })

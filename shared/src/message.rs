@@ -219,6 +219,21 @@ pub struct SchemaEvolution {
     pub schema: Schema,
 }
 
+/// The deterministic id of a writer batch of `sources`: a hash of their sorted ids. Its data
+/// files' names start with it, and the committer admits a manifest only under the id of its own
+/// sources (so no message can register another batch's files under fresh sources).
+pub fn batch_key(sources: &[SourceRef]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut ids: Vec<&str> = sources.iter().map(|s| s.id.as_str()).collect();
+    ids.sort_unstable();
+    let mut h = Sha256::new();
+    for id in ids {
+        h.update(id.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(&h.finalize()[..10])
+}
+
 impl FileManifest {
     /// The schema the files were written with: the evolved one, or the table's `schema_id`.
     pub fn file_schema<'a>(&'a self, meta: &'a iceberg::spec::TableMetadata) -> Option<&'a Schema> {

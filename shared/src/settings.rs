@@ -96,6 +96,12 @@ impl<'a> Vars<'a> {
         self.get(name).map(|t| t.parse().map_err(|e| Error::Config(format!("{name}: {e}")))).transpose()
     }
 
+    /// A comma-separated list of table names (`a.b, c.d`).
+    pub fn tables(&self, name: &str) -> Result<Option<Vec<TableIdent>>> {
+        let parse = |t: &str| t.trim().parse().map_err(|e| Error::Config(format!("{name}: {e}")));
+        self.get(name).map(|list| list.split(',').map(parse).collect()).transpose()
+    }
+
     /// `FLOE_DEFAULT_TABLE`, or [`DEFAULT_TABLE`].
     pub fn default_table(&self) -> Result<TableIdent> {
         match self.table("FLOE_DEFAULT_TABLE")? {

@@ -299,7 +299,7 @@ async fn settled_claim_checks_are_deleted(
     let manifest = floe::message::FileManifest {
         version: floe::message::MESSAGE_VERSION,
         table: table.parse().unwrap(),
-        batch_id: "claim-checked".into(),
+        batch_id: floe::message::batch_key(&sources),
         schema_id: state.metadata.current_schema_id(),
         spec_id: state.metadata.default_partition_spec_id(),
         sources,

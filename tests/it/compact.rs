@@ -263,9 +263,12 @@ async fn a_dedup_window_bounds_how_far_back_compaction_looks_for_a_copy() {
     assert!(plan_table(&h.ports, &bad.table, &opts(false)).await.is_err(), "no table was created");
 }
 
+/// The committer deletes nothing a message names (the message's word that the files are its own
+/// cannot be taken): a stale request's files are left to the orphan sweep, which takes them
+/// and nothing the table holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stale_rewrite_is_rejected_and_its_files_deleted() {
-    stale_rewrite_rejected(Stale::Deleted).await;
+async fn a_stale_rewrite_is_rejected_and_its_files_left_to_the_sweep() {
+    stale_rewrite_rejected(Stale::Swept).await;
 }
 
 /// `gc.enabled = false`: nothing is deleted, not even a rejected rewrite's own files.
@@ -284,7 +287,7 @@ async fn a_stale_rewrite_after_a_rollback_keeps_its_files() {
 
 #[derive(PartialEq)]
 enum Stale {
-    Deleted,
+    Swept,
     NoGc,
     RolledBack,
 }
@@ -328,12 +331,27 @@ async fn stale_rewrite_rejected(case: Stale) {
     assert!(matches!(outcome.results[0].1, MessageResult::Stale { .. }), "{:?}", outcome.results);
     assert!(outcome.results[0].1.ack());
     for f in &request.added {
-        let kept = h.ports.store.head(&f.path).await.is_ok();
-        assert_eq!(kept, case != Stale::Deleted, "{} of the rejected rewrite is kept: {kept}", f.path);
+        h.ports.store.head(&f.path).await.expect("the committer deletes no file a message names");
     }
     let after = contents(&h.ports, &cfg.table).await;
     assert_eq!(after.event_ids(), current.event_ids(), "the table is unchanged");
     assert_eq!(after.snapshots, current.snapshots, "no snapshot for a rejected rewrite");
+    if case == Stale::Swept {
+        let swept = sweep_now(&h, &cfg.table).await;
+        for f in &request.added {
+            assert!(swept.orphans.contains(&f.path), "{} is the sweep's: {:?}", f.path, swept.orphans);
+            assert!(h.ports.store.head(&f.path).await.is_err(), "{} swept", f.path);
+        }
+        assert_eq!(contents(&h.ports, &cfg.table).await.event_ids(), current.event_ids(), "the sweep took nothing live");
+    }
+}
+
+/// The orphan sweep of `table`, taking every unreachable file however young.
+async fn sweep_now(h: &Harness, table: &floe::TableIdent) -> floe::table::sweep::SweepReport {
+    let state = floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), table).await.unwrap().unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let future = now + 60_000;
+    floe::table::sweep::sweep_orphans(h.ports.store.as_ref(), &state, future, false).await.expect("sweep")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -509,8 +527,8 @@ async fn a_batchs_deduplicating_rewrites_land_as_an_overwrite_apart_from_its_rep
 }
 
 /// Two requests removing the same files in one batch (overlapping compactor runs), and a copy
-/// of the first (a redelivery in the same batch): the first lands, the copy is a duplicate that
-/// deletes nothing, the other is stale and only its own files are deleted.
+/// of the first (a redelivery in the same batch): the first lands, the copy is a duplicate, the
+/// other is stale; nothing is deleted, and the orphan sweep then takes the stale one's files only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_one_batch_the_first_rewrite_of_a_file_wins_and_only_the_losers_files_go() {
     let h = Harness::new();
@@ -543,15 +561,19 @@ async fn in_one_batch_the_first_rewrite_of_a_file_wins_and_only_the_losers_files
     for f in &won.added {
         h.ports.store.head(&f.path).await.expect("the winner's files are kept");
     }
+    let swept = sweep_now(&h, &cfg.table).await;
     for f in &lost.added {
-        assert!(h.ports.store.head(&f.path).await.is_err(), "{} of the loser is deleted", f.path);
+        assert!(swept.orphans.contains(&f.path), "{} of the loser is left to the sweep", f.path);
+    }
+    for f in &won.added {
+        h.ports.store.head(&f.path).await.expect("the winner's files are kept by the sweep too");
     }
     assert_each_key_once(&contents(&h.ports, &cfg.table).await, &source_event_ids(&objects));
 }
 
 /// A committer dies just after its batch's snapshot landed (no acknowledgement, no cleanup):
 /// the batch redelivered is all duplicates but the loser, which is stale, and its files (and only
-/// its files) are deleted then; the table holds one new snapshot and each key once.
+/// its files) are the orphan sweep's then; the table holds one new snapshot and each key once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_redelivered_after_its_snapshot_landed_lands_nothing_twice() {
     crate::crash::quiet_crashes();
@@ -597,8 +619,12 @@ async fn a_batch_redelivered_after_its_snapshot_landed_lands_nothing_twice() {
     for f in requests.iter().flat_map(|r| &r.added) {
         h.ports.store.head(&f.path).await.expect("a committed file is kept");
     }
+    let swept = sweep_now(&h, &cfg.table).await;
     for f in &lost.added {
-        assert!(h.ports.store.head(&f.path).await.is_err(), "{} of the loser is deleted", f.path);
+        assert!(swept.orphans.contains(&f.path), "{} of the loser is left to the sweep", f.path);
+    }
+    for f in requests.iter().flat_map(|r| &r.added) {
+        h.ports.store.head(&f.path).await.expect("a committed file is kept by the sweep");
     }
     let after = contents(&h.ports, &cfg.table).await;
     assert_eq!(after.snapshots, before.snapshots + 1);

@@ -32,27 +32,35 @@ struct Queued {
 
 /// Makes the load's messages: copies of the template under the table at `location`, sent the
 /// way a writer sends them (a claim check past SQS's limit, stored without delay: the writer's
-/// time, not the committer's).
+/// time, not the committer's). Each copy's files are written too, in the writer's time, with the
+/// bytes of one real data file of the table (`file`: its bytes and rows), so that the committer's
+/// checks of them (a HEAD and a footer read a file) read real footers.
 struct Copier {
     template: FileManifest,
     location: String,
     queue: SqsQueue,
+    store: Arc<dyn floe::ports::ObjectStore>,
+    file: (bytes::Bytes, u64),
 }
 
 impl Copier {
     async fn copy(&self, i: u64) -> anyhow::Result<Queued> {
         let mut m = self.template.clone();
-        m.batch_id = format!("load-{i:08}");
         m.written_ms = Some(chrono::Utc::now().timestamp_millis());
         for (j, s) in m.sources.iter_mut().enumerate() {
             s.uri = format!("s3://landing/load/{i:08}/{j:05}.avro");
             s.id = format!("{}#{i:08}{j:05}", s.uri);
         }
+        m.batch_id = floe::message::batch_key(&m.sources);
+        let (body, rows) = &self.file;
         for (k, f) in m.files.iter_mut().enumerate() {
-            // the same partition folder under this table, a new name
+            // the same partition folder under this table, named as a writer of this batch names it
             let dirs = f.path.split_once("/data/").map_or("", |(_, rest)| rest);
             let dirs = dirs.rsplit_once('/').map_or("", |(d, _)| d);
-            f.path = format!("{}/data/{dirs}/load-{i:08}-{k:04}.parquet", self.location);
+            f.path = format!("{}/data/{dirs}/{}-{k:05}-000-{:016x}.parquet", self.location, m.batch_id, i);
+            f.file_size_in_bytes = body.len() as u64;
+            f.record_count = *rows;
+            self.store.put(&f.path, body.clone()).await?;
         }
         let body = self.queue.claim(m.to_json()?).await?;
         let event_bytes = body.len() * 112 / 100 + RECORD_BYTES;
@@ -106,7 +114,10 @@ impl Bench {
         let template: Template =
             serde_json::from_slice(&std::fs::read(path).with_context(|| path.display().to_string())?)
                 .with_context(|| format!("{} is not a template made by --make-template", path.display()))?;
-        let (raw, engine, table, _) = warehouse(a, work, 1).await?;
+        let (raw, engine, table, objs) = warehouse(a, work, 1).await?;
+        let sample = floe::pipeline::write::write(&engine, &raw, &table, objs).await?.manifest.context("the sample batch wrote no file")?;
+        let first = sample.files.first().context("the sample batch wrote no file")?;
+        let file = (raw.store.get(&first.path).await?, first.record_count);
         let location = table.location.trim_end_matches('/').to_string();
         let (ports, clock) = slow(raw.clone(), profile, a.seed);
         let claims = work.join("claims");
@@ -114,7 +125,7 @@ impl Bench {
         let prefix = local::path_to_uri(&claims);
         let per_message = (template.manifest.sources.len() as u64, template.manifest.files.len() as u64);
         let queue = claims_queue(raw.store.clone(), &prefix);
-        let copier = Arc::new(Copier { template: template.manifest, location, queue });
+        let copier = Arc::new(Copier { template: template.manifest, location, queue, store: raw.store.clone(), file });
         let committer = tokio::sync::Mutex::new(Committer::new(engine, ports.clone()));
         Ok(Bench {
             committer,

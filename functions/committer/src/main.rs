@@ -6,7 +6,7 @@
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use floe::adapters::aws::{ColdStart, SqsQueue, cold_start};
 use floe::config::EngineConfig;
-use floe::handlers::handle_committer;
+use floe::handlers::{committer_env, handle_committer_with};
 use floe::pipeline::commit::Committer;
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use tokio::sync::Mutex;
@@ -20,10 +20,12 @@ async fn main() -> Result<(), Error> {
         .with_claim_check(ports.store.clone(), &settings.claim_check_prefix);
     let requeue = SqsQueue::new(clients.sqs.clone(), settings.ingest_queue()?);
     let engine = EngineConfig::from_lookup(floe::settings::env)?;
-    let committer = Mutex::new(Committer::new(engine, ports).with_warehouse(&settings.warehouse));
-    let (committer, queue, requeue, emf) = (&committer, &queue, &requeue, &emf);
+    let env = committer_env(floe::settings::env, ports.store.as_ref(), &clients).await?;
+    let committer =
+        Mutex::new(Committer::new(engine, ports).with_warehouse(&settings.warehouse).with_tables(env.tables.clone()));
+    let (committer, queue, requeue, emf, dlq) = (&committer, &queue, &requeue, &emf, env.dead_letters.as_ref());
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<SqsEvent>| async move {
-        let out = handle_committer(committer, queue, requeue, ev.payload).await;
+        let out = handle_committer_with(committer, queue, requeue, dlq, ev.payload).await;
         emf.flush();
         Ok::<SqsBatchResponse, Error>(out)
     }))

@@ -109,11 +109,8 @@ impl CompactorEnv {
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let vars = crate::settings::Vars::new(&var);
         let number = |k: &str, min: u64| vars.number(k, min);
-        let tables = match vars.get("FLOE_COMPACT_TABLES") {
-            Some(list) => list
-                .split(',')
-                .map(|t| t.trim().parse().map_err(|e| Error::Config(format!("FLOE_COMPACT_TABLES: {e}"))))
-                .collect::<Result<Vec<TableIdent>>>()?,
+        let tables = match vars.tables("FLOE_COMPACT_TABLES")? {
+            Some(list) => list,
             None => vec![vars.default_table()?],
         };
         let memory = number("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", 1)?.map(|mib| mib << 20);

@@ -9,22 +9,21 @@
 pub mod backfill;
 pub mod backoff;
 pub mod compactor;
+mod committer;
 mod notification;
 mod writer;
 
-use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
-use futures::StreamExt as _;
-use tokio::sync::Mutex;
+use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse};
 use tracing::{error, info, warn};
 
 use crate::adapters::aws::SqsQueue;
 use crate::config::{EngineConfig, FloeToml};
 use crate::fault::FaultPoint;
-use crate::pipeline::commit::{Committer, MessageResult};
 use crate::pipeline::write::{quarantine, write_rows};
-use crate::ports::{Message, ObjectMeta, ObjectStore, Ports, Queue};
+use crate::ports::{ObjectMeta, ObjectStore, Ports, Queue};
 use crate::table::WriterTables;
 use crate::{Error, PortError, Result, TableIdent};
+pub use committer::{CommitterEnv, commit_messages, committer_env, handle_committer, handle_committer_with, notification_for};
 pub use notification::{WriterInput, decode_key, objects_in_notification, writer_input};
 pub use writer::writer_table;
 
@@ -325,147 +324,6 @@ async fn write_table(
     Ok(true)
 }
 
-/// Claim checks read (and, once their messages are settled, deleted) at once by a committer
-/// invocation: one at a time, S3's ~100-200 ms per request capped a committer at a handful of
-/// claim-checked messages a second (`floe bench-committer`).
-const CLAIMS_IN_FLIGHT: usize = 16;
-
-/// Messages of a committer invocation, with claim checks resolved (`CLAIMS_IN_FLIGHT` at once,
-/// in the event's order).
-pub async fn commit_messages(queue: &SqsQueue, event: &SqsEvent) -> Vec<std::result::Result<Message, String>> {
-    let each: Vec<_> = event.records.iter().map(|m| commit_message(queue, m)).collect();
-    futures::stream::iter(each).buffered(CLAIMS_IN_FLIGHT).collect().await
-}
-
-/// One record of a committer event, its claim check resolved; its id if the check is unreadable.
-async fn commit_message(
-    queue: &SqsQueue,
-    m: &aws_lambda_events::event::sqs::SqsMessage,
-) -> std::result::Result<Message, String> {
-    let id = m.message_id.clone().unwrap_or_default();
-    match queue.resolve(m.body.as_deref().unwrap_or_default()).await {
-        Ok(body) => Ok(Message {
-            id,
-            receipt: m.receipt_handle.clone().unwrap_or_default(),
-            body,
-            receive_count: m.attributes.get("ApproximateReceiveCount").and_then(|c| c.parse().ok()).unwrap_or(1),
-        }),
-        Err(e) => {
-            warn!(message = %id, error = %e, "claim check unreadable");
-            Err(id)
-        }
-    }
-}
-
-/// The committer function: one snapshot per table for the batch; only messages that are not
-/// done are reported as failures. Sources of an overlapping manifest are sent back to the
-/// ingest queue (`requeue`) as S3 notifications, so a writer picks them up again. Messages that
-/// found the lock held for the whole wait are sent again as new messages (the same body, a
-/// claim check stays a claim check) and the originals acknowledged: lock contention must never
-/// count towards a dead-letter queue's receive limit. The claim check of a message settled
-/// otherwise is deleted (a contended one keeps its own: its copy points to it), so claim checks
-/// live only as long as their messages may still be read: the bucket's lifecycle rule for them
-/// is a backstop, which must outlast any message left unsettled (dead-letter queues included).
-pub async fn handle_committer(
-    committer: &Mutex<Committer>,
-    queue: &SqsQueue,
-    requeue: &dyn Queue,
-    event: SqsEvent,
-) -> SqsBatchResponse {
-    let mut failed = vec![];
-    let mut msgs = vec![];
-    for m in commit_messages(queue, &event).await {
-        match m {
-            Ok(m) => msgs.push(m),
-            Err(id) => failed.push(id),
-        }
-    }
-    let outcome = committer.lock().await.commit(&msgs).await;
-    committer.lock().await.faults().hit(FaultPoint::CommitterBeforeAck).await;
-    let raw =
-        |id: &str| event.records.iter().find(|r| r.message_id.as_deref() == Some(id)).and_then(|r| r.body.clone());
-    let mut settled = vec![];
-    for (id, r) in outcome.results {
-        if !matches!(r, MessageResult::Contended) {
-            settled.push(id.clone());
-        }
-        match r {
-            MessageResult::Contended => {
-                let sent = match raw(&id) {
-                    Some(body) => queue.send(body).await.map_err(|e| e.to_string()),
-                    None => Err("the message vanished from the event".into()),
-                };
-                if let Err(e) = sent {
-                    warn!(message = %id, error = %e, "could not re-enqueue a contended message; left for redelivery");
-                    failed.push(id);
-                }
-            }
-            MessageResult::Overlap { requeue: sources, .. } => {
-                if let Err(e) = send_notifications(requeue, &sources).await {
-                    error!(message = %id, error = %e, "could not re-enqueue the sources of an overlapping manifest");
-                    failed.push(id);
-                }
-            }
-            r if r.ack() => {}
-            r => {
-                warn!(message = %id, result = ?r, "not committed now; left for redelivery");
-                failed.push(id);
-            }
-        }
-    }
-    let bodies: Vec<String> = settled.iter().filter(|id| !failed.contains(id)).filter_map(|id| raw(id)).collect();
-    let discards: Vec<_> = bodies.iter().map(|body| queue.discard_claim(body)).collect();
-    futures::stream::iter(discards).buffer_unordered(CLAIMS_IN_FLIGHT).collect::<Vec<()>>().await;
-    if !failed.is_empty() {
-        match serde_json::to_value(&event) {
-            Ok(ev) => backoff::retry_soon(queue.client(), &backoff::failed_records(&ev, &failed)).await,
-            Err(e) => warn!(error = %e, "failed messages wait their full visibility timeout"),
-        }
-    }
-    failures(failed)
-}
-
-/// Sources per re-enqueued notification: a message stays far below SQS's 256 KiB whatever the
-/// keys, and a writer batch picks up a few at a time.
-const SOURCES_PER_NOTIFICATION: usize = 10;
-
-/// Sends `sources` back to the writers' queue, a few per notification.
-async fn send_notifications(queue: &dyn Queue, sources: &[crate::message::SourceRef]) -> Result<(), PortError> {
-    for chunk in sources.chunks(SOURCES_PER_NOTIFICATION) {
-        queue.send(notification_for(chunk)).await?;
-    }
-    Ok(())
-}
-
-/// A minimal S3 notification naming `sources`, for re-enqueueing them to the writers.
-pub fn notification_for(sources: &[crate::message::SourceRef]) -> String {
-    let records: Vec<serde_json::Value> = sources
-        .iter()
-        .filter_map(|s| {
-            let rest = s.uri.strip_prefix("s3://")?;
-            let (bucket, key) = rest.split_once('/')?;
-            let version = s.id.rsplit_once('#').map(|(_, v)| v).unwrap_or_default();
-            let key: String =
-                percent_encoding::utf8_percent_encode(key, percent_encoding::NON_ALPHANUMERIC).to_string();
-            let mut object = serde_json::json!({"key": key, "size": s.size, "eTag": version});
-            if let Some(v) = &s.version_id {
-                object["versionId"] = serde_json::Value::String(v.clone());
-            }
-            let mut record = serde_json::json!({
-                "eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
-                "s3": {"bucket": {"name": bucket}, "object": object}
-            });
-            // The object's creation time travels on, so its freshness lag counts from there.
-            if let Some(at) = s.created_ms.and_then(chrono::DateTime::from_timestamp_millis) {
-                record["eventTime"] =
-                    serde_json::Value::String(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
-            }
-            Some(record)
-        })
-        .collect();
-    serde_json::json!({ "Records": records }).to_string()
-}
-
 /// Reads `FLOE_CONFIG` (a path or an `s3://` URL) through `store`.
 pub async fn load_floe_toml(location: &str, store: &dyn ObjectStore) -> Result<FloeToml> {
     let text = if location.starts_with("s3://") {
@@ -513,7 +371,9 @@ pub async fn writer_env(
 
 #[cfg(test)]
 mod tests {
+    use super::committer::send_notifications;
     use super::*;
+    use crate::ports::Message;
 
     #[test]
     fn rounds_hold_at_most_their_bound_in_source_id_order() {

@@ -18,5 +18,6 @@ pub(crate) mod gather;
 pub mod ingest;
 pub(crate) mod map_keys;
 pub mod quarantine;
+pub(crate) mod ranged;
 pub(crate) mod ranges;
 pub mod write;

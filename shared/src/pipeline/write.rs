@@ -12,7 +12,6 @@ use std::time::Instant;
 
 use arrow_array::RecordBatch;
 use bytes::Bytes;
-use sha2::{Digest, Sha256};
 use tracing::{debug, info, instrument, warn};
 
 pub use super::encode::encode;
@@ -251,7 +250,7 @@ pub async fn write_rows(
     }
     let Read { accepted, view, changes } = read;
     let sources: Vec<SourceRef> = accepted.iter().map(|d| d.source.clone()).collect();
-    let batch_id = batch_key(&sources);
+    let batch_id = crate::message::batch_key(&sources);
     let table: &WriterTable = &view;
     let (files, written_ms) = encode_and_upload(cfg, ports, table, accepted, &batch_id, &mut out).await?;
     ports.faults.hit(FaultPoint::WriterAfterUpload).await;
@@ -616,14 +615,3 @@ pub(crate) fn oldest(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     Some(a?.min(b?))
 }
 
-/// Deterministic id of a batch: a hash of its sorted source ids.
-fn batch_key(sources: &[SourceRef]) -> String {
-    let mut ids: Vec<&str> = sources.iter().map(|s| s.id.as_str()).collect();
-    ids.sort_unstable();
-    let mut h = Sha256::new();
-    for id in ids {
-        h.update(id.as_bytes());
-        h.update(b"\n");
-    }
-    hex::encode(&h.finalize()[..10])
-}

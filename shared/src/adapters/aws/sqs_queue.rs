@@ -1,5 +1,8 @@
 //! `Queue` on SQS. A body too large for one message (256 KiB) is stored in S3 and the message
-//! carries a pointer to it (a claim check), resolved transparently on receive.
+//! carries a pointer to it (a claim check), resolved transparently on receive. A pointer is
+//! followed, and its object deleted, only if it names a claim object Floe writes
+//! (`<prefix>/<uuid>.json`) of at most [`MAX_CLAIM_BYTES`], checked before it is read: any other
+//! is refused (`Invalid`), so no message can make a reader fetch, hold or delete another object.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +18,13 @@ use crate::ports::{Message, ObjectStore, Queue};
 /// Bodies above this many bytes travel by claim check (SQS allows 262,144 with attributes).
 pub const CLAIM_CHECK_THRESHOLD: usize = 240 * 1024;
 const CLAIM_PREFIX: &str = "floe-claim-check:";
+
+/// The largest claim check followed (and written): a committer holds its bodies whole, up to 16
+/// at once. A writer round's manifest stays far below it (about 1 KiB a data file).
+pub(crate) const MAX_CLAIM_BYTES: u64 = 32 << 20;
+
+/// The message attribute naming why a message was refused, on its copy in a dead-letter queue.
+pub(crate) const REFUSED_ATTRIBUTE: &str = "floe-refused";
 
 /// An SQS queue.
 #[derive(Clone)]
@@ -132,6 +142,12 @@ impl SqsQueue {
         let (store, prefix) = self.claims.as_ref().ok_or_else(|| {
             PortError::Invalid(format!("a {} byte message needs a claim check store (FLOE_WAREHOUSE)", body.len()))
         })?;
+        if body.len() as u64 > MAX_CLAIM_BYTES {
+            return Err(PortError::Invalid(format!(
+                "a {} byte message is past the claim check limit of {MAX_CLAIM_BYTES} bytes",
+                body.len()
+            )));
+        }
         let uri = format!("{prefix}/{}.json", uuid::Uuid::new_v4());
         store.put_if_absent(&uri, Bytes::from(body)).await?;
         Ok(format!("{CLAIM_PREFIX}{uri}"))
@@ -141,22 +157,86 @@ impl SqsQueue {
     /// effect of it is durable elsewhere), so nothing will read it again. Best effort: a claim
     /// left behind expires with the bucket's lifecycle rule.
     pub async fn discard_claim(&self, body: &str) {
-        if let (Some(uri), Some((store, _))) = (body.strip_prefix(CLAIM_PREFIX), &self.claims)
+        if let (Some(uri), Some((store, prefix))) = (body.strip_prefix(CLAIM_PREFIX), &self.claims)
+            && claim_object(prefix, uri).is_ok()
             && let Err(e) = store.delete(uri).await
         {
             tracing::warn!(claim = %uri, error = %e, "could not delete a settled message's claim check");
         }
     }
 
-    /// Follows a claim check, if the body is one.
+    /// Follows a claim check, if the body is one: only to a claim object under the prefix, of at
+    /// most [`MAX_CLAIM_BYTES`] (a HEAD first; the read stops at the size it gave).
     pub async fn resolve(&self, body: &str) -> Result<String, PortError> {
         match (body.strip_prefix(CLAIM_PREFIX), &self.claims) {
-            (Some(uri), Some((store, _))) => {
-                let bytes = store.get(uri).await?;
+            (Some(uri), Some((store, prefix))) => {
+                claim_object(prefix, uri)?;
+                let size = store.head(uri).await?.size;
+                if size > MAX_CLAIM_BYTES {
+                    return Err(PortError::Invalid(format!(
+                        "claim check {uri} holds {size} bytes, past the limit of {MAX_CLAIM_BYTES}"
+                    )));
+                }
+                let bytes = store.get_range(uri, 0..size).await?;
                 String::from_utf8(bytes.to_vec()).map_err(|e| PortError::io(format!("claim check {uri}"), e))
             }
             (Some(uri), None) => Err(PortError::Invalid(format!("claim check {uri} but no store configured"))),
             (None, _) => Ok(body.to_string()),
+        }
+    }
+
+    /// Sends `body` (a refused message, as it arrived) with why it was refused in the
+    /// [`REFUSED_ATTRIBUTE`] message attribute, so that its copy in a dead-letter queue says why
+    /// and a redrive delivers it unchanged.
+    pub async fn send_refused(&self, body: String, reason: &str) -> Result<(), PortError> {
+        let reason: String = reason.chars().take(4096).collect();
+        let attribute = aws_sdk_sqs::types::MessageAttributeValue::builder()
+            .data_type("String")
+            .string_value(reason)
+            .build()
+            .map_err(|e| PortError::Invalid(format!("refusal attribute: {e}")))?;
+        self.client
+            .send_message()
+            .queue_url(&self.url)
+            .message_body(body)
+            .message_attributes(REFUSED_ATTRIBUTE, attribute)
+            .send()
+            .await
+            .map_err(|e| error::map("send", e))?;
+        Ok(())
+    }
+}
+
+/// Why `uri` is not a claim object under `prefix` (`<prefix>/<uuid>.json`, as [`SqsQueue::claim`]
+/// names them), if it is not.
+fn claim_object(prefix: &str, uri: &str) -> Result<(), PortError> {
+    let name = uri.strip_prefix(prefix).and_then(|rest| rest.strip_prefix('/')).and_then(|n| n.strip_suffix(".json"));
+    match name.and_then(|n| uuid::Uuid::try_parse(n).ok().filter(|u| u.hyphenated().to_string() == n)) {
+        Some(_) => Ok(()),
+        None => Err(PortError::Invalid(format!("claim check {uri} is not a claim object under {prefix}/"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::claim_object;
+
+    #[test]
+    fn only_claim_objects_under_the_prefix_are_followed() {
+        let prefix = "s3://lake/wh/_floe/claims";
+        let ours = format!("{prefix}/{}.json", uuid::Uuid::new_v4());
+        assert!(claim_object(prefix, &ours).is_ok());
+        for bad in [
+            "s3://lake/wh/web.db/events/metadata/00001-x.metadata.json".to_string(),
+            format!("s3://other/wh/_floe/claims/{}.json", uuid::Uuid::new_v4()),
+            format!("{prefix}/../../web.db/events/metadata/{}.json", uuid::Uuid::new_v4()),
+            format!("{prefix}/sub/{}.json", uuid::Uuid::new_v4()),
+            format!("{prefix}x/{}.json", uuid::Uuid::new_v4()),
+            format!("{prefix}/{}.json", uuid::Uuid::new_v4().simple()),
+            format!("{prefix}/{}", uuid::Uuid::new_v4()),
+            format!("{prefix}/{}.json", uuid::Uuid::new_v4().to_string().to_uppercase()),
+        ] {
+            assert!(claim_object(prefix, &bad).is_err(), "{bad}");
         }
     }
 }

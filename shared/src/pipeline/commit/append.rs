@@ -3,12 +3,13 @@
 //! records the sources pending under the new snapshot id before the swap (one write a source)
 //! and the snapshot landed after it (one write a commit).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 use iceberg::spec::{DataFile, Operation, Schema};
 use tracing::{info, warn};
 
+use super::admit::{self, Refusal};
 use super::{Committer, Landed, Landing, MessageResult, TableCommit, fresh_snapshot_id};
 use crate::convert::evolve::rebase;
 use crate::fault::FaultPoint;
@@ -26,6 +27,7 @@ impl Committer {
         lease: &mut Lease,
     ) -> Result<TableCommit> {
         let started = Instant::now();
+        let mut admitted = HashMap::new();
         for attempt in 1..=self.cfg.commit_attempts {
             let (state, manifests) = self.current(table).await?;
             crate::table::ensure_supported(&table.to_string(), &state.metadata)?; // before any ledger mark
@@ -38,8 +40,10 @@ impl Committer {
             }
             // Poison first, so that a message that can never commit claims none of its sources.
             let Converted { ready, poisoned } = convert(&state, group);
+            let (ready, refused) = self.admit_appends(&state, ready, &settled.committed, &mut admitted).await?;
             let Classified { mut results, take } = classify(ready, &settled.committed);
             results.extend(poisoned);
+            results.extend(refused);
             let before = results.len();
             let (take, aged): (Vec<_>, Vec<_>) = take.into_iter().partition(|r| !self.too_old(r.manifest.written_ms));
             let service_expires = !self.may_delete();
@@ -109,6 +113,48 @@ impl Committer {
             }
         }
         Err(self.out_of_attempts(table))
+    }
+
+    /// The messages whose files are what they say (there, of their sizes, Parquet of their
+    /// schema: [`admit::check_files`]), and the others refused as poison, before classification so
+    /// that a refused message claims none of its sources. Not read: the files of a message every
+    /// source of which is committed (a duplicate: they may be compacted and gone since) or past
+    /// the commit age limit (never registered: its sources go back to the writers). `known`
+    /// keeps what was found across the attempts of one commit.
+    async fn admit_appends<'a>(
+        &self,
+        state: &TableState,
+        ready: Vec<Ready<'a>>,
+        committed: &HashSet<String>,
+        known: &mut HashMap<String, Option<Refusal>>,
+    ) -> Result<(Vec<Ready<'a>>, Vec<(String, MessageResult)>)> {
+        let meta = &state.metadata;
+        let read = |r: &Ready<'_>| {
+            let m = r.manifest;
+            !m.sources.iter().all(|s| committed.contains(&s.id)) && !self.too_old(m.written_ms)
+        };
+        let unread: Vec<&Ready<'_>> = ready.iter().filter(|r| read(r) && !known.contains_key(r.id)).collect();
+        let mut files = vec![];
+        for r in &unread {
+            let schema = r.manifest.file_schema(meta).expect("convert checked the schema");
+            files.extend(r.manifest.files.iter().map(|f| (r.id.as_str(), schema, f)));
+        }
+        let mut refused = admit::check_files(&self.ports.store, files).await?;
+        for r in unread {
+            known.insert(r.id.clone(), refused.remove(r.id.as_str()));
+        }
+        let (mut admitted, mut poisoned) = (vec![], vec![]);
+        for r in ready {
+            match known.get(r.id).filter(|_| read(&r)).cloned().flatten() {
+                Some(why) => {
+                    warn!(message = %r.id, batch = %r.manifest.batch_id, %why, "manifest refused; poison");
+                    let reason = format!("manifest {}: {why}", r.manifest.batch_id);
+                    poisoned.push((r.id.clone(), MessageResult::Poison { reason }));
+                }
+                None => admitted.push(r),
+            }
+        }
+        Ok((admitted, poisoned))
     }
 }
 
@@ -276,10 +322,11 @@ struct Converted<'a> {
 fn convert<'a>(state: &TableState, group: &'a [(String, FileManifest)]) -> Converted<'a> {
     let mut out = Converted { ready: vec![], poisoned: vec![] };
     for (id, m) in group {
-        let files = match m.file_schema(&state.metadata) {
+        let named = admit::check_manifest_names(state.metadata.location(), m).map_err(Error::message);
+        let files = named.and_then(|()| match m.file_schema(&state.metadata) {
             None => Err(Error::data(format!("it was written with schema {} which the table lacks", m.schema_id))),
             Some(schema) => data_files(state, m, schema, schema),
-        };
+        });
         match files {
             Ok(files) => out.ready.push(Ready { id, manifest: m, files }),
             Err(e) => {

@@ -1,5 +1,7 @@
 //! The committer role: the only code that writes Iceberg metadata and swaps table pointers.
 //!
+//! Every message is first checked against the table it names ([`admit`]: only what Floe's own
+//! roles could have sent is taken; a refusal is poison, with its reason, and changes nothing).
 //! A writer's create request for a table seen for the first time registers the table first
 //! ([`Committer::create`]: the first definition wins, a later one is a duplicate).
 //! For a batch of commit queue messages, per table under its lock: the file manifests become one
@@ -17,9 +19,11 @@
 //! manifests it removes files from, and a merge of older bins their manifests: see
 //! [`Committer::reads`] and [`Committer::parsed_entries`].
 
+mod admit;
 mod append;
 mod rewrite;
 
+pub use admit::Tables;
 pub use rewrite::REWRITES_PER_SNAPSHOT;
 
 use std::collections::HashMap;
@@ -162,13 +166,31 @@ pub struct Committer {
     reads: u64,
     /// Where tables live (`FLOE_WAREHOUSE`): a create request must place its table there.
     warehouse: Option<String>,
+    /// The tables messages may name (any, if `None`).
+    tables: Option<Tables>,
 }
 
 impl Committer {
     /// A committer with a unique owner id for the lock.
     pub fn new(cfg: EngineConfig, ports: Ports) -> Self {
         let owner = format!("committer-{}", uuid::Uuid::new_v4());
-        Committer { cfg, ports, owner, cache: HashMap::new(), dropped: HashMap::new(), reads: 0, warehouse: None }
+        Committer {
+            cfg,
+            ports,
+            owner,
+            cache: HashMap::new(),
+            dropped: HashMap::new(),
+            reads: 0,
+            warehouse: None,
+            tables: None,
+        }
+    }
+
+    /// Takes messages only for `tables`: one naming another table is refused (poison) before
+    /// anything is read or changed.
+    pub fn with_tables(mut self, tables: Tables) -> Self {
+        self.tables = Some(tables);
+        self
     }
 
     /// Registers new tables only at their place under `warehouse` (`<warehouse>/<ns>.db/<name>`);
@@ -183,6 +205,12 @@ impl Committer {
     /// the table's manifests.
     pub fn parsed_entries(&self, table: &TableIdent) -> Option<usize> {
         self.cache.get(table).and_then(|c| c.manifests.as_ref()).map(Manifests::parsed_entries)
+    }
+
+    /// Counts `n` of `name` through the metrics port (for what the handlers refuse before a
+    /// message reaches [`Committer::commit`]).
+    pub fn count(&self, name: &'static str, n: u64) {
+        self.ports.metrics.count(name, n);
     }
 
     /// The fault plan (for the handlers' `committer.before_ack` point).
@@ -249,7 +277,15 @@ impl Committer {
         let mut by_table: HashMap<TableIdent, Group> = HashMap::new();
         let mut creates = vec![];
         for m in msgs {
-            match CommitRequest::from_json(&m.body) {
+            let request = CommitRequest::from_json(&m.body);
+            if let (Ok(r), Some(tables)) = (&request, &self.tables)
+                && let Err(reason) = tables.admit(r.table())
+            {
+                warn!(message = %m.id, %reason, "commit message refused");
+                out.results.push((m.id.clone(), MessageResult::Poison { reason }));
+                continue;
+            }
+            match request {
                 Ok(CommitRequest::Create(c)) => creates.push((m.id.clone(), c)),
                 Ok(CommitRequest::Append(fm)) => {
                     by_table.entry(fm.table.clone()).or_default().appends.push((m.id.clone(), fm))
@@ -290,6 +326,8 @@ impl Committer {
                 }
             }
         }
+        let refused = out.results.iter().filter(|(_, r)| matches!(r, MessageResult::Poison { .. })).count();
+        self.ports.metrics.count("messages_refused", refused as u64);
         out
     }
 

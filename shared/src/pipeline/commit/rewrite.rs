@@ -2,15 +2,18 @@
 //! duplicates, apart), each taking every request of the batch whose removed files are all still
 //! live (up to [`REWRITES_PER_SNAPSHOT`]).
 //! [`View::judge`] decides, purely, from the current snapshot's live files less those that the
-//! requests taken before it in the same snapshot remove; the committer then commits, acknowledges
-//! a duplicate, or rejects a stale request and deletes its added files (never one that is live or
-//! that the snapshot adds: a redelivered request that already landed is a duplicate).
+//! requests taken before it in the same snapshot remove, and from what [`admit`](super::admit)
+//! found of each request's added files; the committer then commits, acknowledges a duplicate, or
+//! rejects a stale request. It deletes nothing a request names: a rejected request's files are
+//! left to the orphan sweep, which proves them unreachable from every kept snapshot first (a
+//! message's word that they are its own cannot be taken).
 
 use std::collections::{HashMap, HashSet};
 
 use iceberg::spec::{DataFile, Operation};
 use tracing::{info, warn};
 
+use super::admit::{self, Refusal};
 use super::{Committer, Landed, Landing, MessageResult, TableCommit, fresh_snapshot_id};
 use crate::message::RewriteRequest;
 use crate::ports::Lease;
@@ -95,6 +98,7 @@ impl Committer {
         chunk: &[(&String, &RewriteRequest)],
         lease: &mut Lease,
     ) -> Result<TableCommit> {
+        let refusals = self.admit_rewrites(table, chunk).await?;
         for attempt in 1..=self.cfg.commit_attempts {
             let paths: HashSet<String> = chunk
                 .iter()
@@ -103,11 +107,10 @@ impl Committer {
                 .collect();
             let (state, manifests) = self.current_holding(table, &paths).await?;
             let live_deletes = self.live_deletes(&manifests).await?;
-            let (verdicts, added) = {
-                let mut view = View::new(&state, &manifests, &live_deletes);
-                let verdicts: Vec<Verdict> = chunk.iter().map(|(_, r)| view.judge(r)).collect();
-                (verdicts, view.added)
-            };
+            let mut view = View::new(&state, &manifests, &live_deletes);
+            let judged = chunk.iter().zip(&refusals);
+            let verdicts: Vec<Verdict> = judged.map(|((_, r), refused)| view.judge(r, refused.as_ref())).collect();
+            drop(view);
             let taken: Vec<usize> = (0..chunk.len()).filter(|i| matches!(verdicts[*i], Verdict::Take(_))).collect();
             let snapshot = if taken.is_empty() {
                 None
@@ -119,8 +122,7 @@ impl Committer {
             };
             let mut out = vec![];
             for ((id, request), verdict) in chunk.iter().zip(verdicts) {
-                let result = self.settle(table, id, request, verdict, snapshot.as_ref(), &added).await;
-                out.push(((*id).clone(), result));
+                out.push(((*id).clone(), self.settle(table, id, request, verdict, snapshot.as_ref())));
             }
             return Ok((out, snapshot.into_iter().collect()));
         }
@@ -184,16 +186,37 @@ impl Committer {
         }
     }
 
-    /// The message result of one judged request, once its snapshot (if any) has landed; a stale
-    /// request's added files are deleted unless live or `added` by that snapshot.
-    async fn settle(
+    /// Whether each request's added files are what it says (there, of their sizes, Parquet of
+    /// its schema), read once for a chunk: a refusal, judged after the duplicate and stale
+    /// checks, makes the request poison (a duplicate's files may be compacted and gone since, a
+    /// stale one is refused anyway). Requests whose names or schema do not hold are left to
+    /// [`View::well_formed`].
+    async fn admit_rewrites(
         &mut self,
+        table: &TableIdent,
+        chunk: &[(&String, &RewriteRequest)],
+    ) -> Result<Vec<Option<Refusal>>> {
+        let (state, _) = self.current(table).await?;
+        let meta = &state.metadata;
+        let mut files = vec![];
+        for (i, (_, r)) in chunk.iter().enumerate() {
+            let named = admit::check_rewrite_names(meta.location(), r).is_ok();
+            if let Some(schema) = meta.schema_by_id(r.schema_id).filter(|_| named) {
+                files.extend(r.added.iter().map(|f| (i, schema.as_ref(), f)));
+            }
+        }
+        let mut refused = admit::check_files(&self.ports.store, files).await?;
+        Ok((0..chunk.len()).map(|i| refused.remove(&i)).collect())
+    }
+
+    /// The message result of one judged request, once its snapshot (if any) has landed.
+    fn settle(
+        &self,
         table: &TableIdent,
         id: &str,
         request: &RewriteRequest,
         verdict: Verdict,
         snapshot: Option<&Landed>,
-        added: &HashSet<String>,
     ) -> MessageResult {
         match verdict {
             Verdict::Take(_) => {
@@ -205,15 +228,9 @@ impl Committer {
                 warn!(%table, message = %id, task = %request.task_id, %reason, "rewrite request refused; poison");
                 MessageResult::Poison { reason }
             }
-            Verdict::Stale { reason, orphans } => {
-                warn!(%table, message = %id, task = %request.task_id, %reason, "stale rewrite rejected");
+            Verdict::Stale(reason) => {
+                warn!(%table, message = %id, task = %request.task_id, %reason, "stale rewrite rejected; its files are left to the orphan sweep");
                 self.ports.metrics.count("rewrites_rejected", 1);
-                let orphans = orphans.into_iter().filter(|p| !added.contains(p));
-                for path in orphans.filter(|_| self.may_delete()) {
-                    if let Err(e) = self.ports.store.delete(&path).await {
-                        warn!(%table, file = %path, error = %e, "file of a rejected rewrite not deleted");
-                    }
-                }
                 MessageResult::Stale { reason }
             }
         }
@@ -294,18 +311,6 @@ fn had_deletes(meta: &iceberg::spec::TableMetadata, id: i64) -> bool {
     let total =
         meta.snapshot_by_id(id).and_then(|s| s.summary().additional_properties.get("total-delete-files").cloned());
     total.is_none_or(|n| n != "0")
-}
-
-/// Whether every snapshot the table keeps is the current one or an ancestor of it (no snapshot
-/// left off the history by a rollback).
-fn linear_history(meta: &iceberg::spec::TableMetadata) -> bool {
-    let mut ancestry = HashSet::new();
-    let mut at = meta.current_snapshot();
-    while let Some(s) = at {
-        ancestry.insert(s.snapshot_id());
-        at = s.parent_snapshot_id().and_then(|p| meta.snapshot_by_id(p));
-    }
-    meta.snapshots().all(|s| ancestry.contains(&s.snapshot_id()))
 }
 
 /// The snapshot summary property listing the compaction tasks a snapshot committed, joined by
@@ -401,9 +406,9 @@ enum Verdict {
     Take(Vec<(i32, DataFile)>),
     /// It landed already (a snapshot of the history names its task).
     Duplicate,
-    /// Some removed file is no longer live: reject, and delete `orphans` (its added files that
-    /// are not live).
-    Stale { reason: String, orphans: Vec<String> },
+    /// Some removed file is no longer live, or the table changed under it: reject it (its
+    /// files are left to the orphan sweep).
+    Stale(String),
     /// It can never commit (unknown spec, malformed entries, rows that do not add up).
     Poison(String),
 }
@@ -480,9 +485,10 @@ impl<'a> View<'a> {
         self.live.contains_key(path) && !self.removed.contains(path)
     }
 
-    /// Judges `request`, and if it is taken, records what it removes and adds.
-    fn judge(&mut self, request: &RewriteRequest) -> Verdict {
-        let verdict = self.verdict(request);
+    /// Judges `request` (`refused`: why its added files are not what it says, if they are not),
+    /// and if it is taken, records what it removes and adds.
+    fn judge(&mut self, request: &RewriteRequest, refused: Option<&Refusal>) -> Verdict {
+        let verdict = self.verdict(request, refused);
         if matches!(verdict, Verdict::Take(_)) {
             self.removed.extend(request.removed.iter().cloned());
             self.removed_deletes.extend(request.removed_deletes.iter().cloned());
@@ -493,7 +499,7 @@ impl<'a> View<'a> {
     }
 
     /// The verdict on `request`, judged against this view.
-    fn verdict(&self, request: &RewriteRequest) -> Verdict {
+    fn verdict(&self, request: &RewriteRequest, refused: Option<&Refusal>) -> Verdict {
         let checked = self.well_formed(request).and_then(|formed| {
             // A request that landed before (its task is in the history) is a redelivery, even
             // if its files have been compacted again since: they may still be in older
@@ -502,6 +508,9 @@ impl<'a> View<'a> {
                 return Err(Verdict::Duplicate);
             }
             self.still_applies(request, &formed)?;
+            if let Some(why) = refused {
+                return Err(Verdict::Poison(format!("rewrite {}: {why}", request.task_id)));
+            }
             self.accounts(request, &formed)?;
             Ok(formed.added)
         });
@@ -520,6 +529,8 @@ impl<'a> View<'a> {
             )));
         }
         let meta = &self.state.metadata;
+        admit::check_rewrite_names(meta.location(), request)
+            .map_err(|why| poison(format!("rewrite {}: {why}", request.task_id)))?;
         let spec = meta.partition_spec_by_id(request.spec_id).ok_or_else(|| {
             poison(format!(
                 "rewrite {} names partition spec {} which the table lacks",
@@ -544,36 +555,23 @@ impl<'a> View<'a> {
         Ok(Formed { written: written.clone(), added, removed })
     }
 
-    /// Whether the rewrite still applies to the table as it is now: if not, it is stale, with
-    /// the files it wrote that may be deleted at once.
+    /// Whether the rewrite still applies to the table as it is now: if not, it is stale.
     fn still_applies(&self, request: &RewriteRequest, formed: &Formed<'_>) -> Result<(), Verdict> {
         let (meta, written, removed) = (&self.state.metadata, &formed.written, &formed.removed);
         // Its columns must still mean the same in the table's schema (they do unless another
         // engine dropped one since); if not, the files are left to the orphan sweep.
         if let Err(why) = crate::convert::evolve::rebase(meta.current_schema(), meta.last_column_id(), written, &[]) {
             let reason = format!("its files no longer fit the table's schema: {why}");
-            return Err(Verdict::Stale { reason, orphans: vec![] });
+            return Err(Verdict::Stale(reason));
         }
         let missing: Vec<&str> = removed.iter().copied().filter(|p| !self.is_live(p)).collect();
         let since = since_plan(meta, request.planned_snapshot_id);
-        // Its added files may be deleted only while the current snapshot's own history reaches
-        // back to its plan: had it landed, its snapshot would then be there to say so (checked
-        // before); and only when every kept snapshot is in that history (after a rollback, a
-        // snapshot off it may name them: time travel to it would find them gone), and the table
-        // allows deleting files (`gc.enabled`). Otherwise they are left to the orphan sweep,
-        // which checks every kept snapshot.
-        let deletable = since.is_some() && linear_history(meta) && crate::table::maintain::gc_enabled(meta);
-        let orphans = || -> Vec<String> {
-            let unreferenced = request.added.iter().filter(|f| !self.holds(f.path.as_str()));
-            if deletable { unreferenced.map(|f| f.path.clone()).collect() } else { vec![] }
-        };
         if !missing.is_empty() {
             let reason = Error::NotLive { files: missing.iter().map(|p| p.to_string()).collect() }.to_string();
-            return Err(Verdict::Stale { reason, orphans: orphans() });
+            return Err(Verdict::Stale(reason));
         }
-        // The next two are refusals of an older compactor's request. Its files are left to the
-        // sweep: this build's rerun of the same task may write the very same files (same task
-        // id, same bytes) and commit them.
+        // The next two are refusals of an older compactor's request (this build's rerun of the
+        // same task may write the very same files, same task id and bytes, and commit them).
         // A v3 table (perhaps upgraded since the plan) and files without the rows' lineage:
         // their ids would not survive the rewrite.
         let planned_with_ids =
@@ -583,7 +581,7 @@ impl<'a> View<'a> {
                           _row_id (planned before the upgrade or its first v3 commit, or by a compactor that does \
                           not)"
                 .to_string();
-            return Err(Verdict::Stale { reason, orphans: vec![] });
+            return Err(Verdict::Stale(reason));
         }
         // Written by a compactor that does not apply other engines' delete files, on a table
         // that has some now or had some when it was planned (they may have been removed since,
@@ -592,19 +590,19 @@ impl<'a> View<'a> {
             let reason = "the table has (or had when this rewrite was planned) row-level delete files, which the \
                           compactor that wrote it does not apply"
                 .to_string();
-            return Err(Verdict::Stale { reason, orphans: vec![] });
+            return Err(Verdict::Stale(reason));
         }
         // A compactor that takes late files for writers' files orders their rows after younger
         // level-0 copies of their keys, whether or not its own task removes one (an earlier task
         // of its chain drops the late file's first copy for a younger one): none of its requests
         // lands on a table that may hold late files (docs/ARCHITECTURE.md, "Late keys, once per
-        // partition"). Its files may be written again by a compactor that knows: not orphans.
+        // partition").
         let late = |p: &String| crate::pipeline::compact::plan::is_late_file(p);
         if !request.knows_late
             && (self.late || crate::table::may_hold_late_files(meta) || request.removed.iter().any(late))
         {
             let reason = "the table may hold late files, which the compactor that wrote it does not know".to_string();
-            return Err(Verdict::Stale { reason, orphans: vec![] });
+            return Err(Verdict::Stale(reason));
         }
         // The delete files it removes must be live still: it was planned on them (a rewrite taken
         // before in this snapshot that removed one applied it too, so the two overlap).
@@ -616,7 +614,7 @@ impl<'a> View<'a> {
             .collect();
         if !gone.is_empty() {
             let reason = format!("delete file(s) it removes are no longer live: {gone:?}");
-            return Err(Verdict::Stale { reason, orphans: orphans() });
+            return Err(Verdict::Stale(reason));
         }
         // Another engine's row-level deletes, or its rewrite of the files this task read (its
         // references included), since the plan: the merge did not apply those deletes (it would
@@ -628,7 +626,7 @@ impl<'a> View<'a> {
                 "the table changed since snapshot {} other than by appends and Floe's rewrites (or that snapshot is no longer in its history)",
                 request.planned_snapshot_id
             );
-            return Err(Verdict::Stale { reason, orphans: vec![] });
+            return Err(Verdict::Stale(reason));
         }
         Ok(())
     }

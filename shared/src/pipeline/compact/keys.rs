@@ -32,7 +32,7 @@ use tracing::debug;
 
 use super::deletes::Loaded;
 use super::prune::{KeyBounds, Probe};
-use super::ranged::{Ranged, Traffic};
+use crate::pipeline::ranged::{Ranged, Traffic};
 use super::{LiveFile, Task};
 use crate::convert::conform;
 use crate::pipeline::cluster::column_by_path;
@@ -370,13 +370,7 @@ impl KeyIndex {
             None => self.store.head(path).await?.size,
         };
         let fetched = Arc::new(Traffic::default());
-        let mut reader = Ranged {
-            store: self.store.clone(),
-            uri: path.to_string(),
-            size,
-            fetched: fetched.clone(),
-            tail: Mutex::default(),
-        };
+        let mut reader = Ranged::new(self.store.clone(), path, size, fetched.clone());
         let policy = if pages { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
         let options = ArrowReaderOptions::new().with_page_index_policy(policy);
         let meta = ArrowReaderMetadata::load_async(&mut reader, options).await.map_err(port_error)?;

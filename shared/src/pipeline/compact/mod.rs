@@ -21,7 +21,6 @@ mod keys;
 mod late;
 pub mod plan;
 mod prune;
-mod ranged;
 mod share;
 
 use std::sync::Arc;

@@ -1,5 +1,6 @@
-//! A reference file read by byte ranges through the object store port: the footer with a hint,
-//! then the ranges a reader asks for, those close together fetched by one GET; what that cost.
+//! A Parquet file read by byte ranges through the object store port (a compaction's reference
+//! files, the footers the committer checks): the footer with a hint, then the ranges a reader
+//! asks for, those close together fetched by one GET; what that cost.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,9 +17,9 @@ use crate::ports::ObjectStore;
 
 /// Bytes and GETs a reader fetched.
 #[derive(Default)]
-pub(super) struct Traffic {
-    pub(super) bytes: AtomicU64,
-    pub(super) gets: AtomicU64,
+pub(crate) struct Traffic {
+    pub(crate) bytes: AtomicU64,
+    pub(crate) gets: AtomicU64,
 }
 
 /// Ranges of one file closer than this are fetched by one GET. The break-even of a GET's price
@@ -47,15 +48,20 @@ const FOOTER_HINT: usize = 64 << 10;
 
 /// A Parquet file read through the object store port by byte ranges. The largest range read
 /// so far from the file's end (the footer read) is kept: a small file's key columns are in it.
-pub(super) struct Ranged {
-    pub(super) store: Arc<dyn ObjectStore>,
-    pub(super) uri: String,
-    pub(super) size: u64,
-    pub(super) fetched: Arc<Traffic>,
-    pub(super) tail: Mutex<Option<(u64, Bytes)>>,
+pub(crate) struct Ranged {
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) uri: String,
+    pub(crate) size: u64,
+    pub(crate) fetched: Arc<Traffic>,
+    tail: Mutex<Option<(u64, Bytes)>>,
 }
 
 impl Ranged {
+    /// The file at `uri` of `size` bytes, its reads counted in `fetched`.
+    pub(crate) fn new(store: Arc<dyn ObjectStore>, uri: &str, size: u64, fetched: Arc<Traffic>) -> Self {
+        Ranged { store, uri: uri.to_string(), size, fetched, tail: Mutex::new(None) }
+    }
+
     async fn range(&self, range: Range<u64>) -> parquet::errors::Result<Bytes> {
         if let Some((start, tail)) = &*self.tail.lock().unwrap_or_else(|e| e.into_inner())
             && range.start >= *start

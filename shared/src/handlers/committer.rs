@@ -1,0 +1,241 @@
+//! The committer function: an SQS batch of commit queue messages (claim checks resolved) ->
+//! [`Committer::commit`] -> partial batch failures for what is not done. Overlapping manifests'
+//! sources go back to the writers, contended messages are sent again, and refused ones (poison,
+//! or a claim check that is not one of Floe's) go to the dead-letter queue with their reason.
+
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
+use futures::StreamExt as _;
+use tokio::sync::Mutex;
+use tracing::{error, warn};
+
+use super::{backoff, failures};
+use crate::adapters::aws::SqsQueue;
+use crate::fault::FaultPoint;
+use crate::pipeline::commit::{Committer, MessageResult, Tables};
+use crate::ports::{Message, ObjectStore, Queue};
+use crate::route::Router;
+use crate::{PortError, Result};
+
+/// Claim checks read (and, once their messages are settled, deleted) at once by a committer
+/// invocation: one at a time, S3's ~100-200 ms per request capped a committer at a handful of
+/// claim-checked messages a second (`floe bench-committer`).
+const CLAIMS_IN_FLIGHT: usize = 16;
+
+/// What the committer function needs besides its ports and queues.
+#[derive(Debug, Clone)]
+pub struct CommitterEnv {
+    /// The tables it takes messages for: those `FLOE_CONFIG` (or `FLOE_DEFAULT_TABLE`) routes
+    /// objects to and those of `FLOE_COMPACT_TABLES`.
+    pub tables: Tables,
+    /// Where a refused message goes, unchanged, with its reason (`FLOE_DLQ_URL`, the commit
+    /// queue's dead-letter queue); without one it fails until the queue's redrive policy moves it
+    /// there, and its reason is only in the log.
+    pub dead_letters: Option<SqsQueue>,
+}
+
+/// The committer function's settings, looked up through `var`: `FLOE_CONFIG`,
+/// `FLOE_DEFAULT_TABLE`, `FLOE_COMPACT_TABLES`, `FLOE_DLQ_URL`.
+pub async fn committer_env(
+    var: impl Fn(&str) -> Option<String>,
+    store: &dyn ObjectStore,
+    clients: &crate::adapters::aws::Clients,
+) -> Result<CommitterEnv> {
+    let vars = crate::settings::Vars::new(&var);
+    let config = match vars.get("FLOE_CONFIG") {
+        Some(loc) => Some(super::load_floe_toml(&loc, store).await?),
+        None => None,
+    };
+    // The compactor's own default: FLOE_COMPACT_TABLES, else the default table.
+    let default = vars.default_table()?;
+    let compacted = vars.tables("FLOE_COMPACT_TABLES")?.unwrap_or_else(|| vec![default.clone()]);
+    Ok(CommitterEnv {
+        tables: Tables::new(Router::new(config, default), compacted),
+        dead_letters: vars.get("FLOE_DLQ_URL").map(|url| SqsQueue::new(clients.sqs.clone(), &url)),
+    })
+}
+
+/// A record of a committer event that cannot be read.
+#[derive(Debug)]
+pub struct Unread {
+    /// Its message id.
+    pub id: String,
+    /// Why.
+    pub reason: String,
+    /// Whether it never can be (a claim check that is not one of Floe's, or too large): it is
+    /// refused, rather than tried again.
+    pub refused: bool,
+}
+
+/// Messages of a committer invocation, with claim checks resolved (`CLAIMS_IN_FLIGHT` at once,
+/// in the event's order).
+pub async fn commit_messages(queue: &SqsQueue, event: &SqsEvent) -> Vec<std::result::Result<Message, Unread>> {
+    let each: Vec<_> = event.records.iter().map(|m| commit_message(queue, m)).collect();
+    futures::stream::iter(each).buffered(CLAIMS_IN_FLIGHT).collect().await
+}
+
+/// One record of a committer event, its claim check resolved.
+async fn commit_message(
+    queue: &SqsQueue,
+    m: &aws_lambda_events::event::sqs::SqsMessage,
+) -> std::result::Result<Message, Unread> {
+    let id = m.message_id.clone().unwrap_or_default();
+    match queue.resolve(m.body.as_deref().unwrap_or_default()).await {
+        Ok(body) => Ok(Message {
+            id,
+            receipt: m.receipt_handle.clone().unwrap_or_default(),
+            body,
+            receive_count: m.attributes.get("ApproximateReceiveCount").and_then(|c| c.parse().ok()).unwrap_or(1),
+        }),
+        Err(e) => {
+            let refused = matches!(e, PortError::Invalid(_));
+            warn!(message = %id, error = %e, refused, "claim check unreadable");
+            Err(Unread { id, reason: e.to_string(), refused })
+        }
+    }
+}
+
+/// [`handle_committer_with`] without a dead-letter queue of its own: refused messages fail until
+/// the queue's redrive policy moves them.
+pub async fn handle_committer(
+    committer: &Mutex<Committer>,
+    queue: &SqsQueue,
+    requeue: &dyn Queue,
+    event: SqsEvent,
+) -> SqsBatchResponse {
+    handle_committer_with(committer, queue, requeue, None, event).await
+}
+
+/// The committer function: one snapshot per table for the batch; only messages that are not
+/// done are reported as failures. Sources of an overlapping manifest are sent back to the
+/// ingest queue (`requeue`) as S3 notifications, so a writer picks them up again. Messages that
+/// found the lock held for the whole wait are sent again as new messages (the same body, a
+/// claim check stays a claim check) and the originals acknowledged: lock contention must never
+/// count towards a dead-letter queue's receive limit. A refused message (poison: it can never
+/// commit, and nothing was changed for it) goes to `dead_letters` as it arrived, its reason in
+/// the `floe-refused` message attribute, and is acknowledged; without `dead_letters`, or if that
+/// send fails, it fails and is redelivered. The claim check of a message settled otherwise is
+/// deleted (a contended one keeps its own: its copy points to it; so does a dead-lettered one),
+/// so claim checks live only as long as their messages may still be read: the bucket's
+/// lifecycle rule for them is a backstop, which must outlast any message left unsettled
+/// (dead-letter queues included).
+pub async fn handle_committer_with(
+    committer: &Mutex<Committer>,
+    queue: &SqsQueue,
+    requeue: &dyn Queue,
+    dead_letters: Option<&SqsQueue>,
+    event: SqsEvent,
+) -> SqsBatchResponse {
+    let mut failed = vec![];
+    let mut refused = vec![];
+    let mut msgs = vec![];
+    for m in commit_messages(queue, &event).await {
+        match m {
+            Ok(m) => msgs.push(m),
+            Err(Unread { id, reason, refused: true }) => refused.push((id, reason)),
+            Err(Unread { id, .. }) => failed.push(id),
+        }
+    }
+    if !refused.is_empty() {
+        committer.lock().await.count("messages_refused", refused.len() as u64);
+    }
+    let outcome = committer.lock().await.commit(&msgs).await;
+    committer.lock().await.faults().hit(FaultPoint::CommitterBeforeAck).await;
+    let raw =
+        |id: &str| event.records.iter().find(|r| r.message_id.as_deref() == Some(id)).and_then(|r| r.body.clone());
+    let mut settled = vec![];
+    for (id, r) in outcome.results {
+        if !matches!(r, MessageResult::Contended | MessageResult::Poison { .. }) {
+            settled.push(id.clone());
+        }
+        match r {
+            MessageResult::Contended => {
+                let sent = match raw(&id) {
+                    Some(body) => queue.send(body).await.map_err(|e| e.to_string()),
+                    None => Err("the message vanished from the event".into()),
+                };
+                if let Err(e) = sent {
+                    warn!(message = %id, error = %e, "could not re-enqueue a contended message; left for redelivery");
+                    failed.push(id);
+                }
+            }
+            MessageResult::Overlap { requeue: sources, .. } => {
+                if let Err(e) = send_notifications(requeue, &sources).await {
+                    error!(message = %id, error = %e, "could not re-enqueue the sources of an overlapping manifest");
+                    failed.push(id);
+                }
+            }
+            MessageResult::Poison { reason } => refused.push((id, reason)),
+            r if r.ack() => {}
+            r => {
+                warn!(message = %id, result = ?r, "not committed now; left for redelivery");
+                failed.push(id);
+            }
+        }
+    }
+    for (id, reason) in refused {
+        let sent = match (dead_letters, raw(&id)) {
+            (Some(dlq), Some(body)) => dlq.send_refused(body, &reason).await.map_err(|e| e.to_string()),
+            (Some(_), None) => Err("the message vanished from the event".into()),
+            (None, _) => Err("no dead-letter queue (FLOE_DLQ_URL): left to the queue's redrive policy".into()),
+        };
+        match sent {
+            Ok(()) => warn!(message = %id, %reason, "refused message sent to the dead-letter queue"),
+            Err(e) => {
+                warn!(message = %id, %reason, error = %e, "refused message left for redelivery");
+                failed.push(id);
+            }
+        }
+    }
+    let bodies: Vec<String> = settled.iter().filter(|id| !failed.contains(id)).filter_map(|id| raw(id)).collect();
+    let discards: Vec<_> = bodies.iter().map(|body| queue.discard_claim(body)).collect();
+    futures::stream::iter(discards).buffer_unordered(CLAIMS_IN_FLIGHT).collect::<Vec<()>>().await;
+    if !failed.is_empty() {
+        match serde_json::to_value(&event) {
+            Ok(ev) => backoff::retry_soon(queue.client(), &backoff::failed_records(&ev, &failed)).await,
+            Err(e) => warn!(error = %e, "failed messages wait their full visibility timeout"),
+        }
+    }
+    failures(failed)
+}
+
+/// Sources per re-enqueued notification: a message stays far below SQS's 256 KiB whatever the
+/// keys, and a writer batch picks up a few at a time.
+const SOURCES_PER_NOTIFICATION: usize = 10;
+
+/// Sends `sources` back to the writers' queue, a few per notification.
+pub(super) async fn send_notifications(queue: &dyn Queue, sources: &[crate::message::SourceRef]) -> Result<(), PortError> {
+    for chunk in sources.chunks(SOURCES_PER_NOTIFICATION) {
+        queue.send(notification_for(chunk)).await?;
+    }
+    Ok(())
+}
+
+/// A minimal S3 notification naming `sources`, for re-enqueueing them to the writers.
+pub fn notification_for(sources: &[crate::message::SourceRef]) -> String {
+    let records: Vec<serde_json::Value> = sources
+        .iter()
+        .filter_map(|s| {
+            let rest = s.uri.strip_prefix("s3://")?;
+            let (bucket, key) = rest.split_once('/')?;
+            let version = s.id.rsplit_once('#').map(|(_, v)| v).unwrap_or_default();
+            let key: String =
+                percent_encoding::utf8_percent_encode(key, percent_encoding::NON_ALPHANUMERIC).to_string();
+            let mut object = serde_json::json!({"key": key, "size": s.size, "eTag": version});
+            if let Some(v) = &s.version_id {
+                object["versionId"] = serde_json::Value::String(v.clone());
+            }
+            let mut record = serde_json::json!({
+                "eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
+                "s3": {"bucket": {"name": bucket}, "object": object}
+            });
+            // The object's creation time travels on, so its freshness lag counts from there.
+            if let Some(at) = s.created_ms.and_then(chrono::DateTime::from_timestamp_millis) {
+                record["eventTime"] =
+                    serde_json::Value::String(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+            }
+            Some(record)
+        })
+        .collect();
+    serde_json::json!({ "Records": records }).to_string()
+}
+
