@@ -276,7 +276,7 @@ pub const REWRITE_KIND: &str = "rewrite";
 /// A compaction's result, sent to the commit queue: replace `removed` by `added`.
 ///
 /// The committer commits it as an Iceberg `replace` snapshot only if every removed file is still
-/// live; otherwise it is stale, rejected, and its added files are deleted.
+/// live; otherwise it is stale and rejected (its added files are left to the orphan sweep).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RewriteRequest {
     /// Message version ([`MESSAGE_VERSION`]).

@@ -19,3 +19,4 @@ mod maintain;
 mod quarantine;
 mod rest;
 mod soak;
+mod trust;

@@ -74,7 +74,7 @@ pub enum MessageResult {
     /// never walks it towards a dead-letter queue.
     Contended,
     /// A rewrite request planned on files that are no longer live (compacted again, or rewritten
-    /// by a concurrent task): rejected, its added files deleted. Acknowledge it.
+    /// by a concurrent task): rejected; its added files are left to the orphan sweep. Acknowledge it.
     Stale {
         /// Why.
         reason: String,

@@ -1,0 +1,300 @@
+//! The committer's trust boundary on moto (issue 50): messages no Floe role could have sent,
+//! forged by a sender inside the account, are refused with their reason before anything
+//! changes; nothing in any bucket is deleted or overwritten; the next good message commits; both
+//! tables read back exactly in PyIceberg.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use aws_sdk_s3::primitives::ByteStream;
+use bytes::Bytes;
+use floe::adapters::aws::{self, Catalog, SqsQueue};
+use floe::config::EngineConfig;
+use floe::handlers::{Router, handle_committer_with, handle_writer};
+use floe::message::{FileManifest, SourceRef, batch_key};
+use floe::pipeline::commit::{Committer, Tables};
+use floe::ports::{Ports, Queue};
+use floe::sample::{self, EventsSpec};
+use tokio::sync::Mutex;
+
+use crate::aws::{Env, create_on_first_sight, pyiceberg_check};
+use crate::common::contents;
+
+/// Puts `n` generated Avro files under `prefix` in the landing bucket; their keys.
+async fn put_sources(env: &Env, prefix: &str, seed: u64, n: u64) -> Vec<String> {
+    let spec = EventsSpec { events_per_file: 50, ..Default::default() };
+    let mut keys = vec![];
+    for i in 0..n {
+        let (bytes, _) = sample::events_file(&spec, seed, i).expect("gen");
+        let key = format!("{prefix}/part-{i:03}.avro");
+        let put = env.clients.s3.put_object().bucket(env.bucket("landing")).key(&key);
+        put.body(ByteStream::from(bytes)).send().await.expect("put");
+        keys.push(key);
+    }
+    keys
+}
+
+/// Writes `keys` into `table` through the writer handler (creating the table on first sight);
+/// returns the file manifests it sent, not yet committed.
+async fn write_through(env: &Env, ports: &Ports, table: &str, keys: &[String]) -> Vec<String> {
+    let writer_env = env.writer_env(table);
+    let records = env.created_records(keys.iter().map(String::as_str)).await;
+    let event = serde_json::json!({ "Records": records });
+    if floe::table::load_table(ports.pointer.as_ref(), ports.store.as_ref(), &table.parse().unwrap())
+        .await
+        .expect("load")
+        .is_none()
+    {
+        create_on_first_sight(&writer_env, ports, event.clone()).await;
+    }
+    let response = handle_writer(&writer_env, ports, event).await.expect("writer");
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    let (event, receipts) = env.sqs_event(&env.settings.commit_queue_url, 1, Duration::from_secs(10)).await;
+    env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+    event["Records"].as_array().unwrap().iter().map(|r| r["body"].as_str().unwrap().to_string()).collect()
+}
+
+/// Every object of the lake and landing buckets, with its ETag.
+async fn objects(env: &Env, ports: &Ports) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for b in ["lake", "landing"] {
+        for o in ports.store.list(&format!("s3://{}/", env.bucket(b))).await.expect("list") {
+            out.insert(o.uri, o.version);
+        }
+    }
+    out
+}
+
+/// A source no writer ever read, and the id of a batch of it alone.
+fn fresh_source(n: u32) -> (SourceRef, String) {
+    let uri = format!("s3://nowhere/forged-{n}.avro");
+    let s = SourceRef { id: format!("{uri}#\"e{n}\""), uri, size: 10, rows: 1, version_id: None, created_ms: None };
+    let id = batch_key(std::slice::from_ref(&s));
+    (s, id)
+}
+
+#[tokio::test]
+async fn forged_messages_are_refused_with_their_reason_and_change_nothing() {
+    let env = Env::new(Catalog::DynamoDb).await;
+    let emf = floe::adapters::aws::emf::Emf::new("floe-test", |_| None);
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect").with_metrics(emf.recorder());
+    let (a, b) = ("trust.a", "trust.b");
+    let a_keys = put_sources(&env, "a", 11, 2).await;
+    let b_keys = put_sources(&env, "b", 12, 2).await;
+    let tables = Tables::new(Router::new(None, a.parse().unwrap()), [b.parse().unwrap()]);
+    let committer =
+        Mutex::new(Committer::new(EngineConfig::default(), ports.clone()).with_tables(tables).with_warehouse(&format!(
+            "s3://{}/warehouse",
+            env.bucket("lake")
+        )));
+    let queue = SqsQueue::new(env.clients.sqs.clone(), &env.settings.commit_queue_url)
+        .with_claim_check(ports.store.clone(), &env.settings.claim_check_prefix);
+    let requeue = SqsQueue::new(env.clients.sqs.clone(), &env.queue("ingest").await.0);
+    let (dlq_url, _) = env.queue("commit-dlq").await;
+    let dlq = SqsQueue::new(env.clients.sqs.clone(), &dlq_url);
+    let handler = Handler { env: &env, committer, queue, requeue, dlq };
+    // Two tables with rows, committed by the real handler.
+    let a_manifests = write_through(&env, &ports, a, &a_keys).await;
+    let b_manifests = write_through(&env, &ports, b, &b_keys).await;
+    let response = handler.commit([a_manifests.clone(), b_manifests.clone()].concat()).await;
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    let sa = floe::table::load_table(ports.pointer.as_ref(), ports.store.as_ref(), &a.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    let (a_before, b_before) = (contents(&ports, &a.parse().unwrap()).await, contents(&ports, &b.parse().unwrap()).await);
+    let a_loc = sa.metadata.location().to_string();
+    let a_file = a_before.files[0].0.clone();
+    let b_file = b_before.files[0].0.clone();
+    let a_metadata = sa.pointer.metadata_location.clone();
+    let a_bytes = ports.store.get(&a_file).await.expect("a data file");
+    let template = FileManifest::from_json(&a_manifests[0]).expect("manifest");
+
+    // What an attacker who may write into the warehouse (a writer's role) leaves there.
+    let forged_file = |id: &str, hex: &str| format!("{a_loc}/data/{id}-00000-000-{hex}.parquet");
+    let manifest = |n: u32, path: String, size: u64| {
+        let (s, id) = fresh_source(n);
+        let mut m = template.clone();
+        m.sources = vec![s];
+        m.batch_id = id;
+        m.files.truncate(1);
+        m.files[0].path = path;
+        m.files[0].file_size_in_bytes = size;
+        m.files[0].record_count = a_before.files[0].2.num_rows() as u64;
+        m
+    };
+    let (_, garbage_batch) = fresh_source(5);
+    let garbage = forged_file(&garbage_batch, "00000000000000aa");
+    ports.store.put(&garbage, Bytes::from_static(b"PAR1 this is not parquet PAR1")).await.unwrap();
+    let (_, sized_batch) = fresh_source(4);
+    let copied = forged_file(&sized_batch, "00000000000000bb");
+    ports.store.put(&copied, a_bytes.clone()).await.unwrap();
+    let stale_output = format!("{a_loc}/data/L1-feedface-00000-000-00000000000000cc.parquet");
+    ports.store.put(&stale_output, a_bytes.clone()).await.unwrap();
+    let big_claim = format!("{}/{}.json", env.settings.claim_check_prefix, uuid::Uuid::new_v4());
+    ports.store.put(&big_claim, Bytes::from(vec![b' '; (32 << 20) + 1])).await.unwrap();
+
+    let mut forged: Vec<(String, &str)> = vec![];
+    let mut foreign = FileManifest::from_json(&b_manifests[0]).unwrap();
+    foreign.table = a.parse().unwrap();
+    forged.push((foreign.to_json().unwrap(), "is not under the table's data location"));
+    let landing = format!("s3://{}/{}", env.bucket("landing"), a_keys[0]);
+    forged.push((manifest(1, landing, 100).to_json().unwrap(), "is not under the table's data location"));
+    let (_, missing_batch) = fresh_source(2);
+    let missing = forged_file(&missing_batch, "00000000000000dd");
+    forged.push((manifest(2, missing, 100).to_json().unwrap(), "does not exist"));
+    let traversal = format!("{a_loc}/data/../../b/data/{}", b_file.rsplit('/').next().unwrap());
+    forged.push((manifest(3, traversal, 100).to_json().unwrap(), "segment"));
+    forged.push((manifest(4, copied.clone(), a_bytes.len() as u64 + 1).to_json().unwrap(), "bytes, not the"));
+    forged.push((manifest(5, garbage.clone(), 29).to_json().unwrap(), "Parquet"));
+    let mut renamed = manifest(6, a_file.clone(), a_bytes.len() as u64);
+    renamed.batch_id = template.batch_id.clone();
+    forged.push((renamed.to_json().unwrap(), "is not the id of its sources"));
+    let mut unrouted = manifest(7, copied.clone(), a_bytes.len() as u64);
+    unrouted.table = "trust.c".parse().unwrap();
+    forged.push((unrouted.to_json().unwrap(), "not one this deployment routes"));
+    let rewrite = |added: Vec<String>| {
+        let files = added
+            .into_iter()
+            .map(|p| serde_json::json!(floe::message::DataFileMeta { path: p, ..template.files[0].clone() }))
+            .collect::<Vec<_>>();
+        serde_json::json!({
+            "version": 1, "kind": "rewrite", "table": a, "task_id": "feedface",
+            "planned_snapshot_id": sa.metadata.current_snapshot_id(), "data_sequence_number": 1, "level": 1,
+            "schema_id": 0, "spec_id": 0, "removed": [format!("{a_loc}/data/gone-00000-000-0000000000000000.parquet")],
+            "removed_rows": 1, "duplicates": 0, "applies_deletes": true, "knows_late": true, "added": files,
+            "written_ms": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64,
+        })
+        .to_string()
+    };
+    forged.push((rewrite(vec![b_file.clone(), a_metadata.clone()]), "not under the table's data location"));
+    forged.push((format!("floe-claim-check:{a_metadata}"), "is not a claim object"));
+    forged.push((format!("floe-claim-check:{big_claim}"), "past the limit"));
+    forged.push((r#"{"version":1,"table":"../../etc.passwd","batch_id":"x"}"#.to_string(), "NAMESPACE.NAME"));
+    let create = floe::message::CreateRequest::new("trust.c".parse().unwrap(), "s3://x/y".into(), (*sa.metadata).clone());
+    forged.push((serde_json::to_string(&create).unwrap(), "not one this deployment routes"));
+    // A well-named stale request: not refused (a compactor that lost a race sends it), but
+    // nothing it names is deleted.
+    let stale = rewrite(vec![stale_output.clone()]);
+
+    let before = objects(&env, &ports).await;
+    // The next good message: two more sources for table a.
+    let more = put_sources(&env, "a2", 13, 1).await;
+    let good = write_through(&env, &ports, a, &more).await;
+    let written = objects(&env, &ports).await;
+    let mut bodies: Vec<String> = forged.iter().map(|(b, _)| b.clone()).collect();
+    bodies.push(stale);
+    bodies.extend(good);
+    let response = handler.commit(bodies).await;
+    assert!(response.batch_item_failures.is_empty(), "refused ones dead-lettered: {:?}", response.batch_item_failures);
+
+    // Each refused message in the dead-letter queue, unchanged, with its reason.
+    let dead = dead_letters(&env, &dlq_url, forged.len()).await;
+    assert_eq!(dead.len(), forged.len(), "{dead:#?}");
+    for (body, why) in &forged {
+        let reason = dead.get(body).unwrap_or_else(|| panic!("{body:.200} is not in the dead-letter queue"));
+        assert!(reason.contains(why), "{body:.200}: {reason}");
+    }
+    let line = emf.take_line().expect("metrics");
+    let doc: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(doc["messages_refused"], forged.len() as u64, "{doc}");
+
+    // Nothing deleted or overwritten anywhere; what is new is the good commit's metadata.
+    let after = objects(&env, &ports).await;
+    for (uri, etag) in &written {
+        assert_eq!(after.get(uri), Some(etag), "{uri} is unchanged");
+    }
+    for uri in after.keys().filter(|u| !written.contains_key(*u)) {
+        assert!(uri.starts_with(&format!("{a_loc}/metadata/")), "only the good commit writes: {uri}");
+    }
+    assert!(before.keys().all(|k| after.contains_key(k)));
+
+    // Both tables exact, in PyIceberg too: b unchanged, a with the good message's rows only.
+    let b_after = contents(&ports, &b.parse().unwrap()).await;
+    assert_eq!(b_after.event_ids(), b_before.event_ids());
+    assert_eq!(b_after.snapshots, b_before.snapshots);
+    let a_after = contents(&ports, &a.parse().unwrap()).await;
+    assert_eq!(a_after.snapshots, a_before.snapshots + 1, "one snapshot: the good message's");
+    let mut expected = a_before.event_ids();
+    expected.extend(crate::common::event_ids_of(&fetch(&env, &more[0]).await));
+    expected.sort();
+    let mut got = a_after.event_ids();
+    got.sort();
+    assert_eq!(got, expected, "a holds its rows and the good message's, once");
+    assert!(a_after.files.iter().all(|(p, _, _)| *p != copied && *p != garbage && *p != stale_output));
+    let table = env.settings.catalog_table.clone();
+    pyiceberg_check("dynamodb", &table, a, "--ids-file", &got.join("\n"));
+    pyiceberg_check("dynamodb", &table, b, "--ids-file", &b_before.event_ids().join("\n"));
+}
+
+/// The committer function as its event source mapping runs it, with a dead-letter queue.
+struct Handler<'a> {
+    env: &'a Env,
+    committer: Mutex<Committer>,
+    queue: SqsQueue,
+    requeue: SqsQueue,
+    dlq: SqsQueue,
+}
+
+impl Handler<'_> {
+    /// Sends `bodies` to the commit queue and runs the handler once over all that is there.
+    async fn commit(&self, bodies: Vec<String>) -> aws_lambda_events::event::sqs::SqsBatchResponse {
+        for body in bodies {
+            self.queue.send(body).await.expect("send");
+        }
+        let url = &self.env.settings.commit_queue_url;
+        let n = queue_depth(self.env).await;
+        let (event, receipts) = self.env.sqs_event(url, n, Duration::from_secs(10)).await;
+        let ev: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).expect("sqs event");
+        let response = handle_committer_with(&self.committer, &self.queue, &self.requeue, Some(&self.dlq), ev).await;
+        self.env.delete_all(url, &receipts).await;
+        response
+    }
+}
+
+async fn fetch(env: &Env, key: &str) -> Vec<u8> {
+    let got = env.clients.s3.get_object().bucket(env.bucket("landing")).key(key).send().await.expect("get");
+    got.body.collect().await.expect("body").into_bytes().to_vec()
+}
+
+/// Messages visible in the commit queue.
+async fn queue_depth(env: &Env) -> usize {
+    use aws_sdk_sqs::types::QueueAttributeName;
+    let attrs = env
+        .clients
+        .sqs
+        .get_queue_attributes()
+        .queue_url(&env.settings.commit_queue_url)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+        .send()
+        .await
+        .expect("attributes");
+    let n = attrs.attributes().and_then(|a| a.get(&QueueAttributeName::ApproximateNumberOfMessages)).cloned();
+    n.and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+/// The dead-letter queue's messages: body → the reason in their `floe-refused` attribute.
+async fn dead_letters(env: &Env, url: &str, want: usize) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for _ in 0..20 {
+        let got = env
+            .clients
+            .sqs
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(10)
+            .message_attribute_names("All")
+            .wait_time_seconds(1)
+            .send()
+            .await
+            .expect("receive");
+        for m in got.messages() {
+            let reason = m.message_attributes().and_then(|a| a.get("floe-refused")).and_then(|v| v.string_value());
+            out.insert(m.body().unwrap_or_default().to_string(), reason.unwrap_or("(no reason)").to_string());
+        }
+        if out.len() >= want {
+            break;
+        }
+    }
+    out
+}
