@@ -298,3 +298,52 @@ async fn dead_letters(env: &Env, url: &str, want: usize) -> BTreeMap<String, Str
     }
     out
 }
+
+/// The REST catalog's secrets come from Secrets Manager or an SSM SecureString named by ARN, read
+/// at the cold start with the function's credentials: never from the environment in the clear.
+/// A plain String parameter, an ARN of anything else, and a secret given both ways are refused
+/// by name.
+#[tokio::test]
+async fn rest_secrets_are_read_by_arn_from_secrets_manager_or_an_ssm_secure_string() {
+    use floe::adapters::aws::secrets::resolve;
+    let env = Env::new(Catalog::DynamoDb).await;
+    let sdk = &env.clients.sdk;
+    let sm = aws_sdk_secretsmanager::Client::new(sdk);
+    let secret = sm
+        .create_secret()
+        .name(format!("floe-rest-{}", env.suffix))
+        .secret_string("client:s3cret\n")
+        .send()
+        .await
+        .expect("create secret");
+    let secret_arn = secret.arn().expect("arn").to_string();
+    let ssm = aws_sdk_ssm::Client::new(sdk);
+    let put = |name: String, kind: aws_sdk_ssm::types::ParameterType| {
+        let ssm = ssm.clone();
+        async move {
+            ssm.put_parameter().name(&name).value("tok-123").r#type(kind).send().await.expect("put parameter");
+            let got = ssm.get_parameter().name(&name).send().await.expect("get parameter");
+            got.parameter.and_then(|p| p.arn).expect("parameter arn")
+        }
+    };
+    let secure = put(format!("/floe/{}/token", env.suffix), aws_sdk_ssm::types::ParameterType::SecureString).await;
+    let plain = put(format!("/floe/{}/plain", env.suffix), aws_sdk_ssm::types::ParameterType::String).await;
+    let lookup = |pairs: Vec<(&'static str, String)>| move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone());
+
+    let got = resolve(sdk, &lookup(vec![("FLOE_REST_CREDENTIAL_ARN", secret_arn.clone())])).await.expect("secret");
+    assert_eq!(got.get("FLOE_REST_CREDENTIAL").map(String::as_str), Some("client:s3cret"));
+    let got = resolve(sdk, &lookup(vec![("FLOE_REST_TOKEN_ARN", secure.clone())])).await.expect("secure string");
+    assert_eq!(got.get("FLOE_REST_TOKEN").map(String::as_str), Some("tok-123"));
+    assert!(resolve(sdk, &lookup(vec![])).await.expect("nothing to read").is_empty());
+
+    let refused = |vars| async { resolve(sdk, &lookup(vars)).await.unwrap_err().to_string() };
+    let e = refused(vec![("FLOE_REST_TOKEN_ARN", plain)]).await;
+    assert!(e.contains("not a SecureString"), "{e}");
+    let e = refused(vec![("FLOE_REST_TOKEN_ARN", secure), ("FLOE_REST_TOKEN", "t".into())]).await;
+    assert!(e.contains("not both"), "{e}");
+    let e = refused(vec![("FLOE_REST_CREDENTIAL_ARN", format!("arn:aws:s3:::lake-{}/secret", env.suffix))]).await;
+    assert!(e.contains("must be the ARN of a Secrets Manager secret"), "{e}");
+    let gone = secret_arn.replace("floe-rest-", "floe-gone-");
+    let e = refused(vec![("FLOE_REST_CREDENTIAL_ARN", gone)]).await;
+    assert!(e.contains("cannot read"), "{e}");
+}

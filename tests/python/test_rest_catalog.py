@@ -50,7 +50,9 @@ class Rest:
                             **{"oauth2-server-uri": self.uri + "/v1/oauth/tokens"}).load_table(name)
 
     def env(self, **extra):
-        return {**os.environ, "FLOE_REST_URI": self.uri, "FLOE_REST_CREDENTIAL": "floe:s3cret", **extra}
+        # The test catalog listens on loopback without TLS: allowed explicitly, as a user must.
+        return {**os.environ, "FLOE_REST_URI": self.uri, "FLOE_REST_CREDENTIAL": "floe:s3cret",
+                "FLOE_REST_ALLOW_HTTP": "true", **extra}
 
 
 @pytest.fixture
@@ -172,6 +174,7 @@ def test_wrong_credentials_fail_clearly_and_lose_nothing(rest, tmp_path):
         ({"FLOE_REST_URI": "localhost:8181"}, "http:// or https://"),
         ({"FLOE_REST_URI": "http://127.0.0.1:9", "FLOE_REST_TOKEN": "t", "FLOE_REST_CREDENTIAL": "a:b"}, "not both"),
         ({"FLOE_REST_URI": "http://127.0.0.1:9", "FLOE_REST_CREDENTIAL": "nocolon"}, "CLIENT_ID:CLIENT_SECRET"),
+        ({"FLOE_REST_URI": "http://127.0.0.1:9", "FLOE_REST_TOKEN": "t"}, "FLOE_REST_ALLOW_HTTP"),
     ],
 )
 def test_rest_settings_a_user_can_get_wrong_are_named(tmp_path, env, message):
@@ -199,7 +202,7 @@ def test_sigv4_signed_calls_are_accepted_and_a_wrong_key_is_refused(tmp_path):
     try:
         src, wh = tmp_path / "in", tmp_path / "wh"
         floe("gen", "--out", src, "--files", 2, "--events-per-file", 100)
-        signed = aws_env(FLOE_REST_URI=rest.uri, FLOE_REST_SIGV4="true")
+        signed = aws_env(FLOE_REST_URI=rest.uri, FLOE_REST_SIGV4="true", FLOE_REST_ALLOW_HTTP="true")
         p = ingest(rest, src, wh, env={**signed, "AWS_SECRET_ACCESS_KEY": "not-the-secret"}, expect=1)
         assert "403" in p.stderr and "signature does not match" in p.stderr, p.stderr
         ingest(rest, src, wh, env=signed)

@@ -12,6 +12,7 @@ mod error;
 mod glue_table_pointer;
 mod s3_object_store;
 mod s3tables_table_pointer;
+pub mod secrets;
 mod sqs_queue;
 
 use std::sync::Arc;
@@ -222,8 +223,7 @@ pub struct ColdStart {
 /// configuration error comes back as its message, which stops the cold start.
 pub async fn cold_start(var: impl Fn(&str) -> Option<String>) -> std::result::Result<ColdStart, String> {
     crate::telemetry::init_lambda();
-    let settings = AwsSettings::from_lookup(var).map_err(|e| e.to_string())?;
-    start(settings).await
+    start(&var, false).await
 }
 
 /// The writer's cold start: as [`cold_start`], with ledger lookups that read eventually
@@ -231,12 +231,21 @@ pub async fn cold_start(var: impl Fn(&str) -> Option<String>) -> std::result::Re
 /// committer, which reads consistently, drops what a stale answer lets through).
 pub async fn writer_cold_start(var: impl Fn(&str) -> Option<String>) -> std::result::Result<ColdStart, String> {
     crate::telemetry::init_lambda();
-    let settings = AwsSettings::from_lookup(var).map_err(|e| e.to_string())?;
-    start(AwsSettings { eventually_consistent_lookups: true, ..settings }).await
+    start(&var, true).await
 }
 
-async fn start(settings: AwsSettings) -> std::result::Result<ColdStart, String> {
+/// The settings read through `var`, with the secrets they name by ARN read
+/// ([`secrets::resolve`]), the clients, and the ports.
+async fn start(var: &impl Fn(&str) -> Option<String>, eventual: bool) -> std::result::Result<ColdStart, String> {
+    let settings = AwsSettings::from_lookup(var).map_err(|e| e.to_string())?;
     let clients = Clients::load(&settings).await;
+    let secret = secrets::resolve(&clients.sdk, var).await.map_err(|e| e.to_string())?;
+    let settings = if secret.is_empty() {
+        settings
+    } else {
+        AwsSettings::from_lookup(|k| secret.get(k).cloned().or_else(|| var(k))).map_err(|e| e.to_string())?
+    };
+    let settings = AwsSettings { eventually_consistent_lookups: eventual, ..settings };
     let ports = connect_with(&settings, &clients).await.map_err(|e| e.to_string())?;
     Ok(ColdStart { settings, clients, ports })
 }

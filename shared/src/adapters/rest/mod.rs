@@ -92,6 +92,21 @@ impl RestSettings {
             }
             (None, None) => RestAuth::None,
         };
+        // A token, a credential or the tables' metadata in the clear: only where asked for.
+        if !vars.flag("FLOE_REST_ALLOW_HTTP", false)? {
+            let token_uri = match &auth {
+                RestAuth::ClientCredentials { token_uri, .. } => Some(token_uri.as_str()),
+                _ => None,
+            };
+            for (name, u) in [("FLOE_REST_URI", Some(uri.as_str())), ("FLOE_REST_OAUTH2_SERVER_URI", token_uri)] {
+                if let Some(u) = u.filter(|u| u.starts_with("http://")) {
+                    return Err(Error::Config(format!(
+                        "{name} is `{u}`: over http:// the catalog's token, credential and metadata travel in the clear; \
+                         use https://, or set FLOE_REST_ALLOW_HTTP=true for a catalog on a network you trust (a local test)"
+                    )));
+                }
+            }
+        }
         Ok(RestSettings { uri, warehouse: var("FLOE_REST_WAREHOUSE"), auth })
     }
 }
@@ -297,7 +312,14 @@ mod tests {
         assert!(settings(&both).unwrap_err().to_string().contains("not both"));
         let e = settings(&[("FLOE_REST_URI", "http://h"), ("FLOE_REST_CREDENTIAL", "nosecret")]).unwrap_err();
         assert!(e.to_string().contains("CLIENT_ID:CLIENT_SECRET"), "{e}");
-        let s = settings(&[("FLOE_REST_URI", "http://h:1/api/"), ("FLOE_REST_CREDENTIAL", "id:s:e")]).expect("ok");
+        let plain = [("FLOE_REST_URI", "http://h:1/api/"), ("FLOE_REST_CREDENTIAL", "id:s:e")];
+        let e = settings(&plain).unwrap_err().to_string();
+        assert!(e.contains("FLOE_REST_URI is `http://h:1/api`") && e.contains("FLOE_REST_ALLOW_HTTP"), "{e}");
+        let tls_catalog_plain_tokens =
+            [("FLOE_REST_URI", "https://h"), ("FLOE_REST_CREDENTIAL", "a:b"), ("FLOE_REST_OAUTH2_SERVER_URI", "http://t")];
+        let e = settings(&tls_catalog_plain_tokens).unwrap_err().to_string();
+        assert!(e.contains("FLOE_REST_OAUTH2_SERVER_URI is `http://t`"), "{e}");
+        let s = settings(&[plain[0], plain[1], ("FLOE_REST_ALLOW_HTTP", "true")]).expect("allowed");
         assert_eq!(s.uri, "http://h:1/api");
         match s.auth {
             RestAuth::ClientCredentials { client_id, client_secret, token_uri, scope } => {
@@ -307,7 +329,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(
-            !format!("{:?}", settings(&[("FLOE_REST_URI", "http://h"), ("FLOE_REST_TOKEN", "sekrit")]))
+            !format!("{:?}", settings(&[("FLOE_REST_URI", "https://h"), ("FLOE_REST_TOKEN", "sekrit")]))
                 .contains("sekrit")
         );
         let signed = [("FLOE_REST_URI", "https://glue.eu-west-1.amazonaws.com/iceberg"), ("FLOE_REST_SIGV4", "true")];
