@@ -31,7 +31,7 @@ resource "aws_dynamodb_table" "catalog" {
   }
   server_side_encryption {
     enabled     = var.kms_key_arn != null
-    kms_key_arn = var.kms_key_arn
+    kms_key_arn = local.kms_key_arn
   }
   tags = var.tags
 }
@@ -51,7 +51,7 @@ resource "aws_dynamodb_table" "lock" {
   }
   server_side_encryption {
     enabled     = var.kms_key_arn != null
-    kms_key_arn = var.kms_key_arn
+    kms_key_arn = local.kms_key_arn
   }
   tags = var.tags
 }
@@ -78,7 +78,7 @@ resource "aws_dynamodb_table" "ledger" {
   }
   server_side_encryption {
     enabled     = var.kms_key_arn != null
-    kms_key_arn = var.kms_key_arn
+    kms_key_arn = local.kms_key_arn
   }
   tags = var.tags
 }

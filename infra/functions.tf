@@ -10,7 +10,7 @@ resource "aws_cloudwatch_log_group" "function" {
   for_each          = local.deployed
   name              = "/aws/lambda/${each.value}"
   retention_in_days = var.log_retention_days
-  kms_key_id        = var.kms_key_arn
+  kms_key_id        = local.kms_key_arn
   tags              = var.tags
 }
 
@@ -33,7 +33,7 @@ resource "aws_lambda_function" "function" {
   memory_size                    = local.memory[each.key]
   timeout                        = local.timeout[each.key]
   reserved_concurrent_executions = each.key == "committer" && local.committer_reserved > 0 ? local.committer_reserved : -1
-  kms_key_arn                    = var.kms_key_arn
+  kms_key_arn                    = local.kms_key_arn
   environment {
     variables = merge(local.environments[each.key], each.key == "committer" ? local.rest_committer_secrets : local.rest_reader_secrets)
   }
@@ -49,6 +49,22 @@ resource "aws_lambda_function" "function" {
     precondition {
       condition     = !(var.rest_sigv4 && (var.rest_token != null || var.rest_credential != null))
       error_message = "rest_sigv4 signs with the functions' AWS roles: leave rest_token and rest_credential unset."
+    }
+    precondition {
+      condition     = var.catalog != "rest" || var.rest_allow_http || var.rest_uri == null || startswith(coalesce(var.rest_uri, "https://"), "https://")
+      error_message = "rest_uri is http://: the catalog's token, credential and metadata would travel in the clear. Use https://, or set rest_allow_http = true for a catalog on a network you trust."
+    }
+    precondition {
+      condition     = var.catalog != "rest" || var.rest_allow_http || var.rest_oauth2_server_uri == null || startswith(coalesce(var.rest_oauth2_server_uri, "https://"), "https://")
+      error_message = "rest_oauth2_server_uri is http://: client secrets and tokens would travel in the clear. Use https://, or set rest_allow_http = true."
+    }
+    precondition {
+      condition     = (var.rest_token == null || var.rest_token_arn == null) && (var.rest_credential == null || var.rest_credential_arn == null) && !(var.rest_token_arn != null && var.rest_credential_arn != null)
+      error_message = "Give the REST catalog one secret: rest_token_arn or rest_credential_arn (or, in the clear, rest_token or rest_credential), not two."
+    }
+    precondition {
+      condition     = !(var.rest_sigv4 && (var.rest_token_arn != null || var.rest_credential_arn != null))
+      error_message = "rest_sigv4 signs with the functions' AWS roles: leave rest_token_arn and rest_credential_arn unset."
     }
     precondition {
       condition     = !(var.rest_token != null && var.rest_credential != null) && !(var.rest_reader_token != null && var.rest_reader_credential != null)

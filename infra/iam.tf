@@ -5,13 +5,17 @@
 #   ledger's quarantine records. It cannot write metadata, change a catalog entry, touch the
 #   lock or create a table: for a table it sees first it asks the committer (a create request).
 # - committer: the only role that writes table metadata, creates and swaps catalog entries
-#   and holds the lock; it deletes files of expired snapshots and rejected rewrites.
+#   and holds the lock; it deletes files of expired snapshots and rejected rewrites, and sends
+#   the messages it refuses to its dead-letter queue.
 # - compactor: reads metadata and data, writes data files (create-only), sends rewrite
 #   requests, sends and receives the shares of its ticks' plans on its own queue; deletes only
 #   with the orphan sweep on.
 #
 # Every function writes only its own log group. tests/python/test_infra.py checks these claims
-# against `terraform show -json` of a plan.
+# against `terraform show -json` of a plan, and every AWS call the functions make in its
+# end-to-end run against them (recorded by a proxy in front of moto), and every grant against
+# a call seen or one it lists with the reason it is not exercised. The queues' own policies
+# (queues.tf) refuse sends from anyone else.
 
 locals {
   # The Glue catalog, and the databases of glue_databases with their tables: no other.
@@ -55,8 +59,27 @@ data "aws_iam_policy_document" "every_function" {
     actions   = ["s3:ListBucket"]
     resources = [local.warehouse_arn]
   }
+  # The REST catalog's secret, named by ARN: read at the cold start, that secret only (an SSM
+  # SecureString under the account's default key needs no key grant; under a customer key, the
+  # key's policy must let the roles decrypt).
   dynamic "statement" {
-    for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
+    for_each = var.catalog == "rest" ? [for a in compact([var.rest_token_arn, var.rest_credential_arn]) : a if strcontains(a, ":secretsmanager:")] : []
+    content {
+      sid       = "ReadRestCatalogSecret${statement.key}"
+      actions   = ["secretsmanager:GetSecretValue"]
+      resources = [statement.value]
+    }
+  }
+  dynamic "statement" {
+    for_each = var.catalog == "rest" ? [for a in compact([var.rest_token_arn, var.rest_credential_arn]) : a if strcontains(a, ":ssm:")] : []
+    content {
+      sid       = "ReadRestCatalogParameter${statement.key}"
+      actions   = ["ssm:GetParameter"]
+      resources = [statement.value]
+    }
+  }
+  dynamic "statement" {
+    for_each = var.kms_key_arn == null ? [] : [local.kms_key_arn]
     content {
       sid       = "UseKey"
       actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
@@ -101,8 +124,9 @@ data "aws_iam_policy_document" "data_file_producer" {
   dynamic "statement" {
     for_each = var.catalog == "glue" ? [1] : []
     content {
+      # Loads tables only (GetTable); the committer creates them, and their databases.
       sid       = "ReadGlueCatalog"
-      actions   = ["glue:GetTable", "glue:GetDatabase"]
+      actions   = ["glue:GetTable"]
       resources = local.glue_arns
     }
   }
@@ -203,13 +227,23 @@ data "aws_iam_policy_document" "committer" {
     resources = [aws_sqs_queue.ingest.arn]
   }
   statement {
+    # A message the committer refuses (FLOE_DLQ_URL) goes to its dead-letter queue with the reason.
+    sid       = "SendRefusalsToDeadLetterQueue"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.commit_dlq.arn]
+  }
+  statement {
+    # DynamoDbLock: a conditional PutItem takes a lease, UpdateItem renews it, DeleteItem
+    # releases it; it never reads an item.
     sid       = "HoldTheLock"
-    actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]
+    actions   = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]
     resources = [aws_dynamodb_table.lock.arn]
   }
   statement {
+    # DynamoDbLedger: BatchGetItem looks sources up, UpdateItem marks them and records landed
+    # snapshots.
     sid       = "ExactlyOnceLedger"
-    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem"]
+    actions   = ["dynamodb:BatchGetItem", "dynamodb:UpdateItem"]
     resources = [aws_dynamodb_table.ledger.arn]
   }
   dynamic "statement" {
@@ -272,7 +306,9 @@ data "aws_iam_policy_document" "compactor" {
     }
   }
   dynamic "statement" {
-    for_each = local.sweep ? [1] : []
+    # Not with S3 Tables: its tables' files live in its own storage, which refuses deletes, and
+    # the sweep does not run there (the tables' unreferenced-file removal does that work).
+    for_each = local.sweep && var.catalog != "s3tables" ? [1] : []
     content {
       sid       = "OrphanSweep"
       actions   = ["s3:DeleteObject"]

@@ -2,10 +2,30 @@ data "aws_caller_identity" "current" {}
 data "aws_region" "current" {}
 data "aws_partition" "current" {}
 
+# kms_key_arn given as an alias ARN: the key it names. IAM grants on an alias ARN do not cover
+# the key (a role granted kms:Decrypt on alias/x is refused on the key at run time), and some
+# services (CloudWatch Logs, Lambda) take only a key ARN: the module uses local.kms_key_arn,
+# the key's ARN, everywhere.
+data "aws_kms_alias" "key" {
+  count = local.kms_alias == null ? 0 : 1
+  name  = local.kms_alias
+  lifecycle {
+    precondition {
+      # An alias is looked up in the provider's account and region only.
+      condition     = startswith(var.kms_key_arn, "arn:${local.partition}:kms:${local.region}:${local.account}:alias/")
+      error_message = "kms_key_arn ${var.kms_key_arn} is an alias of another account or region, which the module cannot resolve: give the key's ARN (aws kms describe-key --key-id <alias ARN> --query KeyMetadata.Arn)."
+    }
+  }
+}
+
 locals {
   account   = data.aws_caller_identity.current.account_id
   region    = data.aws_region.current.name
   partition = data.aws_partition.current.partition
+
+  # "alias/NAME" when kms_key_arn is an alias ARN, else null; the key's own ARN either way.
+  kms_alias   = var.kms_key_arn == null ? null : try(regex(":(alias/.+)$", var.kms_key_arn)[0], null)
+  kms_key_arn = local.kms_alias == null ? var.kms_key_arn : data.aws_kms_alias.key[0].target_key_arn
 
   # The committer's reservation, 0 for none (functions.tf).
   committer_reserved = coalesce(var.committer_reserved_concurrency, 0)
@@ -96,6 +116,10 @@ locals {
       FLOE_REST_SIGV4             = var.rest_sigv4 ? "true" : null
       FLOE_REST_SIGNING_NAME      = var.rest_sigv4 ? var.rest_signing_name : null
       FLOE_REST_SIGNING_REGION    = var.rest_sigv4 ? local.region : null
+      FLOE_REST_ALLOW_HTTP        = var.rest_allow_http ? "true" : null
+      # Secrets by ARN: the functions read them at their cold start (their roles may read these).
+      FLOE_REST_TOKEN_ARN      = var.rest_token_arn
+      FLOE_REST_CREDENTIAL_ARN = var.rest_credential_arn
     } : k => v if v != null } : {},
     # FLOE_CONFIG_MD5 changes the functions' configuration when floe_toml changes, so that no
     # warm function keeps routing by the configuration it read at its cold start.
@@ -124,8 +148,14 @@ locals {
       FLOE_TABLE_CACHE_SECS = tostring(var.table_cache_seconds)
       FLOE_CREATE_WAIT_SECS = tostring(var.create_wait_seconds)
     })
-    committer = merge(local.common_env, {
-      FLOE_INGEST_QUEUE_URL = aws_sqs_queue.ingest.url
+    committer = merge(
+      local.common_env,
+      # The committer takes rewrite requests only for the tables the compactor compacts.
+      length(var.compact_tables) == 0 ? {} : { FLOE_COMPACT_TABLES = join(",", var.compact_tables) },
+      {
+        FLOE_INGEST_QUEUE_URL = aws_sqs_queue.ingest.url
+        # Where the committer sends a message it refuses (it will never commit it), with the reason.
+        FLOE_DLQ_URL = aws_sqs_queue.commit_dlq.url
     })
     compactor = merge(
       local.common_env,

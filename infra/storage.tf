@@ -1,6 +1,8 @@
 # The landing bucket (producers drop Avro here; versioned, so the writer reads the version a
-# notification names) and the warehouse bucket (the Iceberg tables). Both: encrypted, public
-# access blocked, bucket-owner-enforced, TLS only.
+# notification names) and the warehouse bucket (the Iceberg tables; versioned unless
+# warehouse_versioning = false, so that a deleted table file can be restored for
+# warehouse_noncurrent_days). Both: encrypted, public access blocked, bucket-owner-enforced,
+# TLS only.
 
 resource "aws_s3_bucket" "landing" {
   # checkov:skip=CKV_AWS_18:Access logging needs a log bucket of the user's choosing; enable it in your account baseline.
@@ -22,7 +24,6 @@ resource "aws_s3_bucket" "warehouse" {
   # checkov:skip=CKV_AWS_18:Access logging needs a log bucket of the user's choosing; enable it in your account baseline.
   # checkov:skip=CKV_AWS_144:Cross-region replication of the tables is a disaster-recovery choice, not Floe's.
   # checkov:skip=CKV2_AWS_62:Nothing consumes warehouse events; Iceberg commits go through the catalog.
-  # checkov:skip=CKV_AWS_21:Floe never overwrites an object here (create-only writes, committed files immutable); versioning would only keep deleted expired snapshots' files.
   bucket        = local.warehouse_bucket
   force_destroy = var.force_destroy
   tags          = var.tags
@@ -42,13 +43,24 @@ resource "aws_s3_bucket_versioning" "landing" {
   }
 }
 
+# A table file deleted by mistake (a bad run, a client with too much access) stays restorable
+# for warehouse_noncurrent_days. Floe itself never overwrites an object here (create-only
+# writes), so the old versions are the files it deleted: expired snapshots' and compacted ones.
+resource "aws_s3_bucket_versioning" "warehouse" {
+  count  = var.warehouse_versioning ? 1 : 0
+  bucket = aws_s3_bucket.warehouse.id
+  versioning_configuration {
+    status = "Enabled"
+  }
+}
+
 resource "aws_s3_bucket_server_side_encryption_configuration" "bucket" {
   for_each = { landing = aws_s3_bucket.landing.id, warehouse = aws_s3_bucket.warehouse.id }
   bucket   = each.value
   rule {
     apply_server_side_encryption_by_default {
       sse_algorithm     = var.kms_key_arn == null ? "AES256" : "aws:kms"
-      kms_master_key_id = var.kms_key_arn
+      kms_master_key_id = local.kms_key_arn
     }
     bucket_key_enabled = var.kms_key_arn != null
   }
@@ -151,6 +163,27 @@ resource "aws_s3_bucket_lifecycle_configuration" "warehouse" {
       days_after_initiation = 7
     }
   }
+  # With versioning: a deleted or overwritten object's old version lives
+  # warehouse_noncurrent_days (claim checks' too: their expiry above leaves a delete marker over
+  # the version this rule then removes), and a delete marker left alone goes with it.
+  dynamic "rule" {
+    for_each = var.warehouse_versioning ? [var.warehouse_noncurrent_days] : []
+    content {
+      id     = "old-versions"
+      status = "Enabled"
+      filter {}
+      noncurrent_version_expiration {
+        noncurrent_days = rule.value
+      }
+      expiration {
+        expired_object_delete_marker = true
+      }
+      abort_incomplete_multipart_upload {
+        days_after_initiation = 7
+      }
+    }
+  }
+  depends_on = [aws_s3_bucket_versioning.warehouse]
 }
 
 # The table configuration, read by every function through FLOE_CONFIG.
@@ -191,7 +224,7 @@ resource "aws_s3_bucket_notification" "landing" {
       filter_suffix = queue.value.suffix == "" ? null : replace(replace(urlencode(queue.value.suffix), "%2F", "/"), "~", "%7E")
     }
   }
-  depends_on = [aws_sqs_queue_policy.ingest]
+  depends_on = [aws_sqs_queue_policy.queue]
   lifecycle {
     precondition {
       condition     = var.floe_toml == null ? true : alltrue([for r in var.routes : strcontains(var.floe_toml, "\"${r.prefix}\"")])

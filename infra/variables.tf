@@ -88,8 +88,34 @@ variable "rest_warehouse" {
   default     = null
 }
 
+variable "rest_allow_http" {
+  description = "With catalog = \"rest\": allow an http:// rest_uri or rest_oauth2_server_uri (FLOE_REST_ALLOW_HTTP), over which the catalog's token, credential and metadata travel in the clear. For a catalog on a network you trust only."
+  type        = bool
+  default     = false
+}
+
+variable "rest_token_arn" {
+  description = "With catalog = \"rest\": the ARN of a Secrets Manager secret or an SSM SecureString parameter holding the bearer token (FLOE_REST_TOKEN_ARN), read by the functions at their cold start: the token stays out of the Terraform state and the functions' environment. Each role may read that secret only. Use instead of rest_token."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.rest_token_arn == null || can(regex("^arn:aws[a-z-]*:(secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+|ssm:[a-z0-9-]+:[0-9]{12}:parameter/.+)$", coalesce(var.rest_token_arn, "x")))
+    error_message = "rest_token_arn must be a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME) or an SSM parameter ARN (arn:aws:ssm:REGION:ACCOUNT:parameter/NAME)."
+  }
+}
+
+variable "rest_credential_arn" {
+  description = "With catalog = \"rest\": the ARN of a Secrets Manager secret or an SSM SecureString parameter holding CLIENT_ID:CLIENT_SECRET (FLOE_REST_CREDENTIAL_ARN), read at the cold start as rest_token_arn is. Use instead of rest_credential."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.rest_credential_arn == null || can(regex("^arn:aws[a-z-]*:(secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+|ssm:[a-z0-9-]+:[0-9]{12}:parameter/.+)$", coalesce(var.rest_credential_arn, "x")))
+    error_message = "rest_credential_arn must be a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME) or an SSM parameter ARN (arn:aws:ssm:REGION:ACCOUNT:parameter/NAME)."
+  }
+}
+
 variable "rest_token" {
-  description = "With catalog = \"rest\": a bearer token sent on every call (FLOE_REST_TOKEN). It lands in the Terraform state and the functions' environment (encrypted at rest, with kms_key_arn when given): prefer rest_sigv4 where the catalog takes it."
+  description = "With catalog = \"rest\": a bearer token sent on every call (FLOE_REST_TOKEN). It lands in the Terraform state and the functions' environment (encrypted at rest, with kms_key_arn when given): prefer rest_token_arn, or rest_sigv4 where the catalog takes it."
   type        = string
   default     = null
   sensitive   = true
@@ -267,12 +293,56 @@ variable "claim_check_days" {
 }
 
 variable "kms_key_arn" {
-  description = "Customer-managed KMS key for buckets, queues, tables and logs. Null: S3-managed keys (SSE-S3), SQS-managed SSE, DynamoDB's AWS-owned key, CloudWatch's default encryption. The key's policy must let s3.amazonaws.com use it (kms:GenerateDataKey, kms:Decrypt: S3 sends notifications to the encrypted ingest queue) and logs.<region>.amazonaws.com (encrypted log groups); the functions' roles get kms:Decrypt and kms:GenerateDataKey on it."
+  description = "Customer-managed KMS key for buckets, queues, tables and logs: its key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID) or an alias ARN of this account and region (arn:aws:kms:REGION:ACCOUNT:alias/NAME), which the module resolves to its key (IAM grants on an alias ARN do not cover the key). Null: S3-managed keys (SSE-S3), SQS-managed SSE, DynamoDB's AWS-owned key, CloudWatch's default encryption. The key's policy must let s3.amazonaws.com use it (kms:GenerateDataKey, kms:Decrypt: S3 sends notifications to the encrypted ingest queue) and logs.<region>.amazonaws.com (encrypted log groups); the functions' roles get kms:Decrypt and kms:GenerateDataKey on it."
   type        = string
   default     = null
   validation {
     condition     = var.kms_key_arn == null || !can(regex("alias/aws/", coalesce(var.kms_key_arn, "-")))
     error_message = "kms_key_arn must be a customer-managed key: an AWS-managed key (alias/aws/sqs, alias/aws/s3, ...) has a policy no one can change, so S3 could never send notifications to the ingest queue encrypted with it. Use null for AWS's own encryption."
+  }
+  validation {
+    condition     = var.kms_key_arn == null || can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:(key/[A-Za-z0-9-]+|alias/[A-Za-z0-9/_-]+)$", coalesce(var.kms_key_arn, "-")))
+    error_message = "kms_key_arn must be a key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID) or an alias ARN (arn:aws:kms:REGION:ACCOUNT:alias/NAME): IAM grants name ARNs, so a key ID or a bare alias name would leave the functions without the key. `aws kms describe-key --key-id <id or alias> --query KeyMetadata.Arn` prints the key ARN."
+  }
+}
+
+variable "warehouse_versioning" {
+  description = "Version the warehouse bucket, so that a table file deleted or overwritten by mistake (a bad `floe` run, a client with too much access, a buggy engine) can be restored for warehouse_noncurrent_days. Costs the storage of every deleted object for those days: Floe deletes expired snapshots' files and compacted inputs, so roughly warehouse_noncurrent_days of deleted table data stays billable (infra/README.md, \"Recovering deleted table files\"). False on a bucket that was versioned suspends versioning (old versions stay until they expire)."
+  type        = bool
+  default     = true
+  nullable    = false
+}
+
+variable "warehouse_noncurrent_days" {
+  description = "With warehouse_versioning: days a deleted or overwritten warehouse object's old version is kept before S3 expires it (delete markers left alone are removed too). Claim checks' old versions follow the same rule."
+  type        = number
+  default     = 7
+  nullable    = false
+  validation {
+    condition     = var.warehouse_noncurrent_days >= 1 && floor(var.warehouse_noncurrent_days) == var.warehouse_noncurrent_days
+    error_message = "warehouse_noncurrent_days must be a whole number of at least 1."
+  }
+}
+
+variable "ingest_senders" {
+  description = "IAM role (or user) ARNs besides the committer that may send to the ingest queue: the operators' roles that run `floe backfill`, `floe quarantine replay --aws` or a redrive of the ingest dead-letter queue. The queue policy denies sqs:SendMessage to every other principal of any account (except the landing bucket's notifications), whatever its identity policy grants."
+  type        = list(string)
+  default     = []
+  nullable    = false
+  validation {
+    condition     = alltrue([for a in var.ingest_senders : can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/.+$", a))])
+    error_message = "ingest_senders must be IAM role or user ARNs (arn:aws:iam::ACCOUNT:role/NAME): the queue policy compares them with aws:PrincipalArn, which for an assumed role is the role's ARN."
+  }
+}
+
+variable "commit_senders" {
+  description = "IAM role (or user) ARNs besides the writer, the committer and the compactor that may send to the commit queue: the operators' roles that redrive the commit dead-letter queue (an SQS message move task sends with its caller's rights). The queue policy denies sqs:SendMessage to every other principal."
+  type        = list(string)
+  default     = []
+  nullable    = false
+  validation {
+    condition     = alltrue([for a in var.commit_senders : can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/.+$", a))])
+    error_message = "commit_senders must be IAM role or user ARNs (arn:aws:iam::ACCOUNT:role/NAME)."
   }
 }
 
@@ -567,7 +637,7 @@ variable "deletion_protection" {
 }
 
 variable "require_tls" {
-  description = "Deny any request to the buckets and the ingest queue not made over TLS. Only an emulator serving plain HTTP (moto, LocalStack) needs false."
+  description = "Deny any request to the buckets and the queues not made over TLS. Only an emulator serving plain HTTP (moto, LocalStack) needs false."
   type        = bool
   default     = true
 }

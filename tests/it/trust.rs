@@ -65,6 +65,11 @@ async fn objects(env: &Env, ports: &Ports) -> BTreeMap<String, String> {
     out
 }
 
+/// A data file name of batch `n`'s id under the table at `loc` (nothing is there).
+fn missing_file_for(loc: &str, n: u32) -> String {
+    format!("{loc}/data/{}-00000-000-00000000000000ff.parquet", fresh_source(n).1)
+}
+
 /// A source no writer ever read, and the id of a batch of it alone.
 fn fresh_source(n: u32) -> (SourceRef, String) {
     let uri = format!("s3://nowhere/forged-{n}.avro");
@@ -81,9 +86,11 @@ async fn forged_messages_are_refused_with_their_reason_and_change_nothing() {
     let (a, b) = ("trust.a", "trust.b");
     let a_keys = put_sources(&env, "a", 11, 2).await;
     let b_keys = put_sources(&env, "b", 12, 2).await;
+    let engine = EngineConfig { max_commit_age: Some(Duration::from_secs(3600)), ..EngineConfig::default() };
     let tables = Tables::new(Router::new(None, a.parse().unwrap()), [b.parse().unwrap()]);
     let committer =
-        Mutex::new(Committer::new(EngineConfig::default(), ports.clone()).with_tables(tables).with_warehouse(&format!(
+        // A commit age limit, as deployments have: manifests past it are not registered.
+        Mutex::new(Committer::new(engine, ports.clone()).with_tables(tables).with_warehouse(&format!(
             "s3://{}/warehouse",
             env.bucket("lake")
         )));
@@ -146,7 +153,17 @@ async fn forged_messages_are_refused_with_their_reason_and_change_nothing() {
     let traversal = format!("{a_loc}/data/../../b/data/{}", b_file.rsplit('/').next().unwrap());
     forged.push((manifest(3, traversal, 100).to_json().unwrap(), "segment"));
     forged.push((manifest(4, copied.clone(), a_bytes.len() as u64 + 1).to_json().unwrap(), "bytes, not the"));
-    forged.push((manifest(5, garbage.clone(), 29).to_json().unwrap(), "Parquet"));
+    // Its last bytes read as a footer length of 544 MB: refused unread.
+    forged.push((manifest(5, garbage.clone(), 29).to_json().unwrap(), "says its footer holds"));
+    // An aged manifest (no write time) is not registered, its sources go back to the writers:
+    // only sources that route to its table and lie outside the warehouse.
+    let mut aged = manifest(8, missing_file_for(&a_loc, 8), 100);
+    aged.written_ms = None;
+    aged.sources[0].uri = a_metadata.clone();
+    aged.sources[0].id = format!("{a_metadata}#\"e\"");
+    aged.batch_id = batch_key(&aged.sources);
+    aged.files[0].path = forged_file(&aged.batch_id, "00000000000000ee");
+    forged.push((aged.to_json().unwrap(), "would send it back to the writers"));
     let mut renamed = manifest(6, a_file.clone(), a_bytes.len() as u64);
     renamed.batch_id = template.batch_id.clone();
     forged.push((renamed.to_json().unwrap(), "is not the id of its sources"));

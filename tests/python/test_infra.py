@@ -10,7 +10,11 @@
   Terraform state), compacted by the compactor, read back by PyIceberg through its DynamoDB
   catalog; a second plan proposes no change; then `terraform destroy`;
 - the least-privilege claims, checked on the IAM policies of that plan (`terraform show -json`)
-  by a small evaluator of IAM's allow logic.
+  by a small evaluator of IAM's allow logic; and exactly: every AWS call each function makes in
+  the end-to-end run, recorded by a proxy in front of moto (aws_recorder.py), is allowed by its
+  role, and every grant of its role is called or listed, with the reason, in NOT_EXERCISED;
+- the queues' own policies (each accepts sends only from its senders, TLS only), the warehouse
+  bucket's versioning and a KMS key given by its alias, on a plan.
 
 moto creates the Lambda functions but does not run them (no Docker here): that is what
 `floe run-function` stands in for, the way the SQS event source mapping feeds the functions.
@@ -30,6 +34,7 @@ from pathlib import Path
 
 import boto3
 import pytest
+from aws_recorder import Recorder
 from test_pyiceberg import floe, read_avro
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,9 +119,19 @@ def _wild(pattern, value, fold=False):
     return re.fullmatch(rx, value, re.IGNORECASE if fold else 0) is not None
 
 
+NEGATED = {"StringNotEquals": "StringEquals", "ArnNotEquals": "ArnEquals", "StringNotLike": "StringLike",
+           "ArnNotLike": "ArnLike"}
+
+
 def _condition_holds(test, key, values, context):
     values = [str(v) for v in _listify(values)]
     have = context.get(key)
+    if test.endswith("IfExists"):
+        # As IAM: true when the key is absent, else the operator without IfExists.
+        return have is None or _condition_holds(test.removesuffix("IfExists"), key, values, context)
+    if test in NEGATED:
+        # As IAM: a negated operator holds when the key is absent, else when no value matches.
+        return have is None or not _condition_holds(NEGATED[test], key, values, context)
     if test == "Null":
         assert len(values) == 1 and values[0] in ("true", "false"), values
         return (have is None) == (values[0] == "true")
@@ -136,17 +151,35 @@ def _condition_holds(test, key, values, context):
     raise AssertionError(f"the evaluator does not know condition {test}")
 
 
-KNOWN = {"Sid", "Effect", "Action", "Resource", "Condition"}
+KNOWN = {"Sid", "Effect", "Action", "Resource", "Condition", "Principal"}
 
 
-def allowed(policy, action, resource, context=None):
-    """Whether the identity policy `policy` allows `action` on `resource` (explicit denies win).
-    Refuses statements it cannot judge (NotAction, NotResource, ...), so none passes falsely."""
+def _principal_matches(stated, principal):
+    """A statement's Principal ("*", {"AWS": ...}, {"Service": ...}) against the caller, given as
+    {"AWS": arn} or {"Service": name}."""
+    if stated == "*":
+        return True
+    assert isinstance(stated, dict) and set(stated) <= {"AWS", "Service"}, f"the evaluator cannot judge {stated}"
+    (kind, who), = principal.items()
+    names = _listify(stated.get(kind, []))
+    return "*" in names or who in names
+
+
+def verdict(policy, action, resource, context=None, principal=None):
+    """"Deny", "Allow" or None (neither): what `policy` says of `action` on `resource`, explicit
+    denies winning. A resource policy's statements apply only to the principal they name, so it
+    needs `principal` (with its keys, aws:PrincipalArn, aws:PrincipalIsAWSService, in
+    `context`). Refuses statements it cannot judge (NotAction, NotResource, NotPrincipal, ...),
+    so none passes falsely."""
     context = context or {}
-    verdict = False
+    out = None
     for st in _listify(policy["Statement"]):
         unknown = set(st) - KNOWN
         assert not unknown, f"the evaluator cannot judge {unknown} in {st}"
+        if "Principal" in st:
+            assert principal is not None, "a resource policy is judged for a principal"
+            if not _principal_matches(st["Principal"], principal):
+                continue
         if not any(_wild(a, action, fold=True) for a in _listify(st.get("Action", []))):
             continue
         if not any(_wild(r, resource) for r in _listify(st.get("Resource", []))):
@@ -155,9 +188,33 @@ def allowed(policy, action, resource, context=None):
         if not all(_condition_holds(t, k, v, context) for t, kv in conds.items() for k, v in kv.items()):
             continue
         if st.get("Effect", "Allow") == "Deny":
-            return False
-        verdict = True
-    return verdict
+            return "Deny"
+        out = "Allow"
+    return out
+
+
+def allowed(policy, action, resource, context=None):
+    """Whether the identity policy `policy` allows `action` on `resource` (explicit denies win)."""
+    return verdict(policy, action, resource, context) == "Allow"
+
+
+def permitted(action, resource, principal, context, identity=None, resource_policy=None):
+    """IAM's answer for a principal of the resource's own account: an explicit Deny in either
+    policy refuses; else an Allow in either grants."""
+    said = [verdict(identity, action, resource, context) if identity else None,
+            verdict(resource_policy, action, resource, context, principal) if resource_policy else None]
+    return "Deny" not in said and "Allow" in said
+
+
+def as_role(arn, tls=True, **context):
+    """A role's call: the principal and the keys IAM puts in its request context."""
+    return {"AWS": arn}, {"aws:PrincipalArn": arn, "aws:PrincipalIsAWSService": False,
+                          "aws:SecureTransport": tls, **context}
+
+
+def as_service(name, tls=True, **context):
+    """An AWS service principal acting itself (S3 delivering a notification): no aws:PrincipalArn."""
+    return {"Service": name}, {"aws:PrincipalIsAWSService": True, "aws:SecureTransport": tls, **context}
 
 
 def test_the_evaluator_follows_iam():
@@ -178,6 +235,29 @@ def test_the_evaluator_follows_iam():
     assert not allowed({"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "a[b]"}]}, "s3:x", "ab")
     with pytest.raises(AssertionError):
         allowed({"Statement": [{"Effect": "Allow", "NotAction": "s3:*", "Resource": "*"}]}, "sqs:x", "r")
+
+    # A resource policy: its statements apply to the principals they name; negated and
+    # IfExists operators hold when their key is absent.
+    q = {"Statement": [
+        {"Effect": "Allow", "Principal": {"Service": "s3.amazonaws.com"}, "Action": "sqs:SendMessage", "Resource": "q",
+         "Condition": {"ArnEquals": {"aws:SourceArn": "arn:aws:s3:::b"}}},
+        {"Effect": "Deny", "Principal": "*", "Action": "sqs:SendMessage", "Resource": "q",
+         "Condition": {"ArnNotEquals": {"aws:PrincipalArn": ["arn:aws:iam::1:role/a"]},
+                       "BoolIfExists": {"aws:PrincipalIsAWSService": "false"}}},
+    ]}
+    anything = {"Statement": [{"Effect": "Allow", "Action": "sqs:*", "Resource": "*"}]}
+    s3, ctx = as_service("s3.amazonaws.com", **{"aws:SourceArn": "arn:aws:s3:::b"})
+    assert permitted("sqs:SendMessage", "q", s3, ctx, resource_policy=q)
+    s3, ctx = as_service("s3.amazonaws.com", **{"aws:SourceArn": "arn:aws:s3:::other"})
+    assert not permitted("sqs:SendMessage", "q", s3, ctx, resource_policy=q), "another bucket"
+    assert permitted("sqs:SendMessage", "q", *as_role("arn:aws:iam::1:role/a"), anything, q)
+    assert not permitted("sqs:SendMessage", "q", *as_role("arn:aws:iam::1:role/a"), None, q), "no Allow anywhere"
+    assert not permitted("sqs:SendMessage", "q", *as_role("arn:aws:iam::1:role/b"), anything, q), "the Deny wins"
+    assert permitted("sqs:PurgeQueue", "q", *as_role("arn:aws:iam::1:role/b"), anything, q), "only sending is denied"
+    assert _condition_holds("StringNotEquals", "k", ["a"], {})
+    assert not _condition_holds("StringNotEquals", "k", ["a"], {"k": "a"})
+    with pytest.raises(AssertionError):
+        verdict(q, "sqs:SendMessage", "q")
 
 
 # --- the deployment on moto -------------------------------------------------------------
@@ -234,14 +314,19 @@ def deployed(request, moto, tmp_path_factory):
               # cannot run: paused, so that `floe run-function` is what feeds the functions.
               "-var", "event_sources_enabled=false", "-var", f"catalog={catalog}"]
     terraform("apply", "-auto-approve", "-input=false", "-no-color", f"-state={state}", *tfvars, env=env, data_dir=data)
+    # One recording proxy in front of moto per function: the end-to-end test runs each function
+    # through its own, and test_each_function_calls_only_what_its_role_grants reads what it saw.
+    recorders = {role: Recorder(moto) for role in ("writer", "committer", "compactor")}
     try:
         terraform("plan", "-input=false", "-no-color", f"-state={state}", f"-out={tmp / 'again.tfplan'}", *tfvars,
                   env=env, data_dir=data)
         plan = json.loads(terraform("show", "-json", tmp / "again.tfplan", env=env, data_dir=data).stdout)
         outputs = json.loads(terraform("output", "-json", f"-state={state}", env=env, data_dir=data).stdout)
         yield {"endpoint": moto, "plan": plan, "outputs": {k: v["value"] for k, v in outputs.items()}, "tmp": tmp,
-               "catalog": catalog}
+               "catalog": catalog, "recorders": recorders}
     finally:
+        for r in recorders.values():
+            r.close()
         destroy(state, tfvars, env, data)
 
 
@@ -302,13 +387,20 @@ def test_an_s3_tables_deployment_plans_its_bucket_and_least_privilege(moto, tmp_
         for action in ("s3tables:DeleteTable", "s3tables:DeleteTableBucket", "s3tables:PutTableMaintenanceConfiguration"):
             assert not allowed(role, action, table) and not allowed(role, action, arn), action
         assert not allowed(role, "s3tables:GetTableData", "arn:aws:s3tables:us-east-1:123456789012:bucket/other/table/x")
+    # The orphan sweep does not run on S3 Tables (its storage refuses deletes; the bucket's own
+    # unreferenced-file removal does that work): the compactor deletes nothing, though the
+    # sweep's schedule is on by default.
+    warehouse = f"arn:aws:s3:::{prefix}-warehouse-123456789012-us-east-1/warehouse"
+    for path in ("web.db/events/data/x.parquet", "web.db/events/metadata/x.avro"):
+        assert not allowed(k, "s3:DeleteObject", f"{warehouse}/{path}"), path
 
 
 class Planner:
     """Plans of the quickstart against moto, with only its queues applied (the functions'
-    environment names their URLs, which a plan alone leaves unknown)."""
+    environment names their URLs, which a plan alone leaves unknown), and the module's
+    resources in `targets` too; `extra` variables on every apply and plan."""
 
-    def __init__(self, moto, tmp_path):
+    def __init__(self, moto, tmp_path, targets=(), extra=()):
         self.env = dict(os.environ, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
                         AWS_REGION="us-east-1", AWS_DEFAULT_REGION="us-east-1")
         self.env.pop("AWS_ENDPOINT_URL", None)
@@ -316,10 +408,11 @@ class Planner:
         init(QUICKSTART, self.data)
         self.vars = ["-var", f"aws_endpoint_url={moto}", "-var", f"artifacts_dir={artifacts(tmp_path / 'lambda')}",
                      "-var", f"name_prefix=floe{uuid.uuid4().hex[:6]}", "-var", "event_sources_enabled=false",
-                     "-var", "force_destroy=true", "-var", "deletion_protection=false"]
+                     "-var", "force_destroy=true", "-var", "deletion_protection=false", *extra]
         terraform("apply", "-auto-approve", "-input=false", "-no-color", f"-state={self.state}",
                   "-target=module.floe.aws_sqs_queue.ingest", "-target=module.floe.aws_sqs_queue.commit",
-                  "-target=module.floe.aws_sqs_queue.share", *self.vars, env=self.env, data_dir=self.data)
+                  "-target=module.floe.aws_sqs_queue.share", *[f"-target=module.floe.{t}" for t in targets],
+                  *self.vars, env=self.env, data_dir=self.data)
 
     def plan(self, *extra, check=True):
         """The plan as JSON, or the failed run when check is False."""
@@ -375,7 +468,30 @@ def rest_catalog_plans(planner, rest, committer, reader):
             assert variables["FLOE_REST_SIGNING_REGION"] == "us-east-1"
             assert "FLOE_REST_CREDENTIAL" not in variables and "FLOE_REST_TOKEN" not in variables
 
+    # Secrets by ARN: only the ARN in the environment, each role may read that secret and no other.
+    token_arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:floe/rest-token-AbCdEf"
+    cred_arn = "arn:aws:ssm:us-east-1:123456789012:parameter/floe/rest-credential"
+    for arn, var, env_name, action in [(token_arn, "rest_token_arn", "FLOE_REST_TOKEN_ARN", "secretsmanager:GetSecretValue"),
+                                       (cred_arn, "rest_credential_arn", "FLOE_REST_CREDENTIAL_ARN", "ssm:GetParameter")]:
+        by_arn = planner.plan(*rest, "-var", f"{var}={arn}")
+        for c in by_arn["resource_changes"]:
+            after = c["change"]["after"] or {}
+            if ".aws_lambda_function.function[" in c["address"]:
+                variables = after["environment"][0]["variables"]
+                assert variables[env_name] == arn, variables
+                assert "FLOE_REST_TOKEN" not in variables and "FLOE_REST_CREDENTIAL" not in variables, variables
+        # The statements every role takes (every_function; the roles' own documents are left to
+        # the apply on moto, see the KMS test).
+        shared = json.loads(resources(by_arn)["module.floe.data.aws_iam_policy_document.every_function"]["json"])
+        assert allowed(shared, action, arn), shared
+        assert not allowed(shared, action, arn + "-other"), shared
+        assert not allowed(shared, "secretsmanager:GetSecretValue" if "ssm" in action else "ssm:GetParameter", arn)
+
     wrong = [
+        ([*rest, "-var", f"rest_token_arn={token_arn}", "-var", "rest_token=t"], "not two"),
+        ([*rest, "-var", "rest_token_arn=arn:aws:s3:::bucket/token"], "rest_token_arn must be a Secrets Manager secret ARN"),
+        (["-var", "catalog=rest", "-var", "rest_uri=http://catalog.example.com"], "rest_allow_http"),
+        (["-var", "catalog=rest", "-var", "rest_uri=catalog.example.com"], "http:// or https:// URL"),
         (["-var", "catalog=rest"], "needs rest_uri"),
         ([*rest, "-var", "rest_sigv4=true", "-var", "rest_token=t"], "leave rest_token and rest_credential unset"),
         ([*rest, "-var", "rest_token=t", "-var", "rest_credential=a:b"], "not both"),
@@ -553,6 +669,158 @@ def test_a_real_account_gets_alarms_bounded_storage_and_no_clash_with_what_exist
         planner.destroy()
 
 
+def test_queues_accept_only_their_senders_and_a_kms_alias_resolves_to_its_key(moto, tmp_path):
+    """Issue 50, planned against moto with the roles, queues, log groups and tables applied (so
+    that every policy is known at plan), TLS required as on AWS:
+
+    - each queue's policy lets send only the roles that send to it (commit queue: writer,
+      committer, compactor, commit_senders; share queue: the compactor; ingest queue: the
+      committer and ingest_senders; commit dead-letter queue: the committer; the other
+      dead-letter queues: no role), and AWS services only from their source (the landing bucket's
+      notifications; SQS's redrive from the source queue); any other principal is refused even
+      with an identity policy granting sqs:* (an explicit Deny), while it may still manage the
+      queue; a request without TLS is refused to everyone;
+    - the warehouse bucket is versioned, with old versions expiring after 7 days (none of it
+      with warehouse_versioning = false);
+    - kms_key_arn given as an alias ARN (made in moto) is resolved to its key: every grant and
+      every resource names the key's ARN; a key ARN is used as it is; a key id, a bare alias
+      name or another region's alias is refused at plan with the fix."""
+    # A customer key named by its alias, made in moto; the resources the roles' policies name
+    # are applied with it (a plan defers a policy whose resources have changes pending).
+    acct = "123456789012"
+    kms = boto3.client("kms", endpoint_url=moto, region_name="us-east-1", aws_access_key_id="test",
+                       aws_secret_access_key="test")
+    key = kms.create_key(Description="floe test")["KeyMetadata"]["Arn"]
+    alias_name = f"alias/floe-test-{uuid.uuid4().hex[:6]}"
+    kms.create_alias(AliasName=alias_name, TargetKeyId=key)
+    alias = f"arn:aws:kms:us-east-1:{acct}:{alias_name}"
+    planner = Planner(moto, tmp_path, extra=["-var", f"kms_key_arn={alias}"], targets=[
+        "aws_iam_role.function", "aws_s3_bucket.landing", "aws_cloudwatch_log_group.function",
+        "aws_dynamodb_table.lock", "aws_dynamodb_table.ledger", "aws_dynamodb_table.catalog"])
+    ops_ingest, ops_commit = f"arn:aws:iam::{acct}:role/ops-backfill", f"arn:aws:iam::{acct}:role/ops-redrive"
+
+    def refused(message, *args):
+        run = planner.plan(*args, check=False)
+        text = " ".join((run.stdout + run.stderr).replace("│", " ").split())
+        assert run.returncode != 0 and message in text, f"{args}: {text[-1500:]}"
+
+    try:
+        plan = planner.plan("-var", "require_tls=true", "-var", f'ingest_senders=["{ops_ingest}"]',
+                            "-var", f'commit_senders=["{ops_commit}"]')
+        res = resources(plan)
+        after = {c["address"]: c["change"]["after"] for c in plan["resource_changes"]}
+        prefix = next(v.split("=", 1)[1] for v in planner.vars if v.startswith("name_prefix="))
+        roles = {a.split('"')[1]: v["arn"] for a, v in res.items() if ".aws_iam_role.function[" in a}
+        queues = {v["name"].removeprefix(prefix + "-"): v["arn"] for a, v in res.items() if ".aws_sqs_queue." in a}
+        assert set(queues) == {"ingest", "ingest-dlq", "commit", "commit-dlq", "compact-share", "compact-share-dlq"}
+        policies = {a.split('"')[1]: json.loads(v["policy"]) for a, v in after.items()
+                    if ".aws_sqs_queue_policy.queue[" in a}
+        names = {"ingest": "ingest", "commit": "commit", "share": "compact-share", "ingest_dlq": "ingest-dlq",
+                 "commit_dlq": "commit-dlq", "share_dlq": "compact-share-dlq"}
+        assert set(policies) == set(names), sorted(policies)
+        landing = f"arn:aws:s3:::{prefix}-landing-{acct}-us-east-1"
+        senders = {
+            "ingest": {roles["committer"], ops_ingest},
+            "commit": {roles["writer"], roles["committer"], roles["compactor"], ops_commit},
+            "share": {roles["compactor"]},
+            "ingest_dlq": set(),
+            "commit_dlq": {roles["committer"]},
+            "share_dlq": set(),
+        }
+        services = {"ingest": ("s3.amazonaws.com", landing), "ingest_dlq": ("sqs.amazonaws.com", queues["ingest"]),
+                    "commit_dlq": ("sqs.amazonaws.com", queues["commit"]),
+                    "share_dlq": ("sqs.amazonaws.com", queues["compact-share"])}
+        admin = {"Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+        everyone = {*roles.values(), ops_ingest, ops_commit, f"arn:aws:iam::{acct}:role/admin",
+                    f"arn:aws:iam::{acct}:root", "arn:aws:iam::999999999999:role/elsewhere"}
+        for queue, policy in policies.items():
+            q = queues[names[queue]]
+            for who in everyone:
+                # An identity policy granting everything: only the queue's policy can refuse.
+                may = permitted("sqs:SendMessage", q, *as_role(who), identity=admin, resource_policy=policy)
+                assert may == (who in senders[queue]), f"{who} {'cannot' if not may else 'can'} send to {queue}"
+                assert not permitted("sqs:SendMessage", q, *as_role(who, tls=False), identity=admin,
+                                     resource_policy=policy), f"{who} sends to {queue} without TLS"
+                for manage in ("sqs:GetQueueAttributes", "sqs:SetQueueAttributes", "sqs:PurgeQueue",
+                               "sqs:ReceiveMessage"):
+                    assert permitted(manage, q, *as_role(who), identity=admin, resource_policy=policy), f"{who} {manage} {queue}"
+                    assert not permitted(manage, q, *as_role(who, tls=False), identity=admin, resource_policy=policy)
+            for service in ("s3.amazonaws.com", "sqs.amazonaws.com", "sns.amazonaws.com"):
+                for source in (landing, *queues.values(), "arn:aws:s3:::someone-elses-bucket"):
+                    ctx = {"aws:SourceArn": source, "aws:SourceAccount": acct}
+                    may = permitted("sqs:SendMessage", q, *as_service(service, **ctx), resource_policy=policy)
+                    assert may == (services.get(queue) == (service, source)), f"{service} from {source} -> {queue}: {may}"
+                    assert not permitted("sqs:SendMessage", q, *as_service(service, tls=False, **ctx), resource_policy=policy)
+            other_account = {"aws:SourceArn": landing, "aws:SourceAccount": "999999999999"}
+            assert not permitted("sqs:SendMessage", q, *as_service("s3.amazonaws.com", **other_account),
+                                 resource_policy=policy), "a bucket of the same name in another account"
+
+        # The warehouse bucket: versioned, old versions (claim checks' too) kept 7 days.
+        assert after["module.floe.aws_s3_bucket_versioning.warehouse[0]"]["versioning_configuration"][0]["status"] == "Enabled"
+        rules = {r["id"]: r for r in after["module.floe.aws_s3_bucket_lifecycle_configuration.warehouse"]["rule"]}
+        old = rules["old-versions"]
+        assert old["noncurrent_version_expiration"][0]["noncurrent_days"] == 7, old
+        assert old["expiration"][0]["expired_object_delete_marker"] is True, old
+        assert not any((old["filter"][0] or {}).get(k) for k in ("prefix", "tag", "and")), "every key, claim checks' too"
+        assert rules["claim-checks"]["expiration"][0]["days"] == 90
+        off = {c["address"]: c["change"]["after"] for c in planner.plan("-var", "warehouse_versioning=false")["resource_changes"]}
+        assert not [a for a in off if ".aws_s3_bucket_versioning.warehouse" in a]
+        assert {r["id"] for r in off["module.floe.aws_s3_bucket_lifecycle_configuration.warehouse"]["rule"]} == {
+            "claim-checks", "incomplete-uploads"}
+
+        # The alias (the planner's kms_key_arn) and the key's ARN: every grant and resource
+        # names the key itself.
+        def uses(plan):
+            """The key every role is granted (the statements all three policies take from
+            every_function: the roles' own documents wait on the queues, whose redrive policy moto
+            echoes with other whitespace, so a plan on moto leaves them to the apply), and every
+            key a resource of the plan names."""
+            res = resources(plan)
+            shared = json.loads(res["module.floe.data.aws_iam_policy_document.every_function"]["json"])
+            grants = {st["Sid"]: st for st in shared["Statement"]}["UseKey"]
+            named = set()
+            for c in plan["resource_changes"]:
+                v = c["change"]["after"] or {}
+                for k in ("kms_master_key_id", "kms_key_id", "kms_key_arn"):
+                    if v.get(k):
+                        named.add(v[k])
+                for sse in v.get("server_side_encryption") or []:
+                    if sse.get("kms_key_arn"):
+                        named.add(sse["kms_key_arn"])
+                if c["type"] == "aws_s3_bucket_server_side_encryption_configuration":
+                    for rule in v["rule"]:
+                        for d in rule["apply_server_side_encryption_by_default"]:
+                            named.add(d["kms_master_key_id"])
+            return shared, grants, named, plan
+
+        for given in (alias, key):
+            shared, grants, named, plan = uses(planner.plan("-var", f"kms_key_arn={given}"))
+            assert _listify(grants["Resource"]) == [key], grants
+            for action in ("kms:Decrypt", "kms:GenerateDataKey"):
+                assert allowed(shared, action, key), f"{action} on the key ({given})"
+            assert not allowed(shared, "kms:Decrypt", alias), "a grant on the alias covers no key"
+            # The kinds of resource that take a key: queues, log groups, functions, tables, buckets.
+            kinds = {c["type"] for c in plan["resource_changes"]
+                     if any((c["change"]["after"] or {}).get(k) for k in ("kms_master_key_id", "kms_key_id", "kms_key_arn"))}
+            assert {"aws_sqs_queue", "aws_cloudwatch_log_group", "aws_lambda_function"} <= kinds, kinds
+            sse = [c for c in plan["resource_changes"] if c["type"] == "aws_s3_bucket_server_side_encryption_configuration"]
+            assert len(sse) == 2, "both buckets"
+            assert named == {key}, f"{given}: {named}"
+        # Each role's policy takes every_function's statements (the plan's configuration).
+        config = plan["configuration"]["root_module"]["module_calls"]["floe"]["module"]["resources"]
+        sources = {r["name"]: r["expressions"].get("source_policy_documents", {}).get("references", [])
+                   for r in config if r["type"] == "aws_iam_policy_document"}
+        for doc, base in (("writer", "data_file_producer"), ("compactor", "data_file_producer"),
+                          ("data_file_producer", "every_function"), ("committer", "every_function")):
+            assert f"data.aws_iam_policy_document.{base}.json" in sources[doc], (doc, sources[doc])
+        refused("must be a key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID) or an alias ARN",
+                "-var", f"kms_key_arn={key.rsplit('/', 1)[1]}")
+        refused("must be a key ARN", "-var", f"kms_key_arn={alias_name}")
+        refused("is an alias of another account or region", "-var", f"kms_key_arn=arn:aws:kms:eu-west-1:{acct}:{alias_name}")
+    finally:
+        planner.destroy()
+
+
 def test_the_committer_never_commits_a_file_the_orphan_sweep_may_have_deleted(moto, tmp_path):
     """The sweep deletes unreferenced files older than orphan_sweep_older_than_hours, and a
     manifest may wait in the commit queue for days: every function gets a commit age limit a day
@@ -708,18 +976,19 @@ def test_roles_are_least_privilege(deployed):
                    *[(a, r, {}) for a, r in cat_reads]],
         "committer": [("s3:GetObject", claim, {}), ("s3:DeleteObject", claim, {}), ("s3:DeleteObject", data, {}),
                       ("s3:DeleteObject", meta, {}), ("s3:GetObject", data, {}),
-                      ("dynamodb:GetItem", ddb(o["lock_table"]), {}), ("dynamodb:UpdateItem", ddb(o["lock_table"]), {}),
+                      ("dynamodb:UpdateItem", ddb(o["lock_table"]), {}),
                       ("dynamodb:DeleteItem", ddb(o["lock_table"]), {}),
                       *[(a, r, {}) for a, r in cat_reads + cat_writes],
                       ("dynamodb:BatchGetItem", ddb(o["ledger_table"]), ledger_key),
                       ("dynamodb:UpdateItem", ddb(o["ledger_table"]), ledger_key),
                       ("dynamodb:UpdateItem", ddb(o["ledger_table"]),
                        {"dynamodb:LeadingKeys": ["landed|default.events|42"]}),  # Ledger::record_landed
-                      ("dynamodb:GetItem", ddb(o["ledger_table"]), ledger_key),
                       ("sqs:ReceiveMessage", arn_of(o["commit_queue_url"]), {}),
                       ("sqs:ChangeMessageVisibility", arn_of(o["commit_queue_url"]), {}),
                       ("sqs:GetQueueUrl", arn_of(o["commit_queue_url"]), {}),
-                      ("sqs:SendMessage", arn_of(o["commit_queue_url"]), {})],
+                      ("sqs:SendMessage", arn_of(o["commit_queue_url"]), {}),
+                      # A message it refuses goes to its dead-letter queue, with the reason.
+                      ("sqs:SendMessage", arn_of(o["dead_letter_queue_urls"]["commit"]), {})],
         "compactor": [("s3:GetObject", data, {}), ("s3:PutObject", claim, created),
                       ("s3:ListBucket", f"arn:aws:s3:::{wh.split('/')[0]}", {"s3:prefix": wh.split("/", 1)[1] + "/default.db/"}),
                       ("s3:DeleteObject", data, {}),  # the orphan sweep is on by default
@@ -744,6 +1013,21 @@ def test_roles_are_least_privilege(deployed):
     for role in (w, c):
         for action in ("sqs:SendMessage", "sqs:ReceiveMessage"):
             assert not allowed(role, action, arn_of(o["share_queue_url"])), f"{action} on the share queue"
+    # Grants no call needs (issue 50): no role reads a lock or ledger item one at a time (the
+    # lock only writes, the ledger reads by BatchGetItem), and only the committer, which
+    # creates tables and their databases, asks Glue for a database.
+    for role in (w, c, k):
+        for table in (o["lock_table"], o["ledger_table"]):
+            assert not allowed(role, "dynamodb:GetItem", ddb(table)), f"GetItem on {table}"
+    for role in (w, k):
+        assert not allowed(role, "glue:GetDatabase", f"arn:aws:glue:{region}:{acct}:database/default")
+    # Only the committer sends to a dead-letter queue (the module sets no writer FLOE_DLQ_URL).
+    assert fn["committer"]["environment"][0]["variables"]["FLOE_DLQ_URL"] == o["dead_letter_queue_urls"]["commit"]
+    assert "FLOE_DLQ_URL" not in fn["writer"]["environment"][0]["variables"]
+    for url in o["dead_letter_queue_urls"].values():
+        for name, role in (("writer", w), ("compactor", k), ("committer", c)):
+            if name != "committer" or url != o["dead_letter_queue_urls"]["commit"]:
+                assert not allowed(role, "sqs:SendMessage", arn_of(url)), f"{name} sends to {url}"
 
     # Each function writes only its own log group.
     groups = o["log_groups"]
@@ -786,12 +1070,16 @@ def function_env(plan, role):
     raise AssertionError(f"no {role} function in the state")
 
 
-def run_function(plan, role, *args):
+def run_function(plan, role, *args, via=None):
     """A function's handler, locally, with exactly the environment the module gives it (plus
-    the credentials Lambda would provide)."""
+    the credentials Lambda would provide); with `via` (a Recorder), every AWS call through it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FLOE_"))}
     env.update(function_env(plan, role))
     env.update(AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1")
+    if via is not None:
+        for k in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
+            if k in env:
+                env[k] = via.url
     return subprocess.Popen([FLOE, "run-function", role, *map(str, args)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -805,6 +1093,8 @@ def finish(proc, name, timeout=240):
 
 def test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_path, monkeypatch):
     o, plan, ep = deployed["outputs"], deployed["plan"], deployed["endpoint"]
+    # Each function's AWS calls go through its recorder (test_each_function_calls_only_what_its_role_grants).
+    run = lambda role, *args: run_function(plan, role, *args, via=deployed["recorders"][role])  # noqa: E731
     for k, v in dict(AWS_ENDPOINT_URL=ep, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
                      AWS_REGION="us-east-1", AWS_DEFAULT_REGION="us-east-1", AWS_ENDPOINT_URL_DYNAMODB=ep).items():
         monkeypatch.setenv(k, v)
@@ -819,8 +1109,8 @@ def test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_pat
     s3.put_object(Bucket=o["landing_bucket"], Key="events/readme.txt", Body=b"no .avro suffix: never notified")
 
     # The writers and the committer side by side, as the event source mappings run them.
-    committer = run_function(plan, "committer", "--until-idle-secs", 20)
-    writer = run_function(plan, "writer", "--queue-url", o["ingest_queue_url"], "--until-idle-secs", 10)
+    committer = run("committer", "--until-idle-secs", 20)
+    writer = run("writer", "--queue-url", o["ingest_queue_url"], "--until-idle-secs", 10)
     _, werr = finish(writer, "writer")
     _, cerr = finish(committer, "committer")
     # Each invocation's CloudWatch EMF line (the functions print them on stdout; run-function
@@ -835,13 +1125,13 @@ def test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_pat
     share = {"version": 1, "kind": "compact-share", "table": "default.events", "partitions": [""], "full": True,
              "max_tasks": 16, "planned_ms": int(time.time() * 1000)}
     boto3.client("sqs", endpoint_url=ep).send_message(QueueUrl=o["share_queue_url"], MessageBody=json.dumps(share))
-    _, kerr = finish(run_function(plan, "compactor", "--queue-url", o["share_queue_url"], "--until-idle-secs", 5),
+    _, kerr = finish(run("compactor", "--queue-url", o["share_queue_url"], "--until-idle-secs", 5),
                      "compactor shares")
     assert "1 message(s), 0 reported failed" in kerr, kerr[-2000:]
-    finish(run_function(plan, "committer", "--until-idle-secs", 5), "committer")
+    finish(run("committer", "--until-idle-secs", 5), "committer")
     # A scheduled full compaction then finds nothing left to merge, and sends no share.
     event = ROOT / "events/compactor/full-compaction.json"
-    out, _ = finish(run_function(plan, "compactor", "--event", event), "compactor")
+    out, _ = finish(run("compactor", "--event", event), "compactor")
     runs = json.loads(out)
     assert runs and runs[0]["exists"] and runs[0]["tasks"] == runs[0]["shares_sent"] == 0, runs
 
@@ -878,8 +1168,8 @@ def test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_pat
     out = subprocess.run([FLOE, "backfill", f"s3://{o['landing_bucket']}/events/", "--rate", "50"], env=env,
                          capture_output=True, text=True)
     assert out.returncode == 0 and "sent 7 object(s)" in out.stdout, (out.stdout, out.stderr)
-    committer = run_function(plan, "committer", "--until-idle-secs", 8)
-    finish(run_function(plan, "writer", "--queue-url", o["ingest_queue_url"], "--until-idle-secs", 5), "writer")
+    committer = run("committer", "--until-idle-secs", 8)
+    finish(run("writer", "--queue-url", o["ingest_queue_url"], "--until-idle-secs", 5), "writer")
     finish(committer, "committer")
     again = cat.load_table("default.events").scan().to_arrow().column("event_id").to_pylist()
     assert len(again) == len(got), "a backfill landed rows twice"
@@ -899,8 +1189,105 @@ def test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_pat
     assert t["freshness"] and t["freshness"]["lag_ms"] >= 0, t["freshness"]
     assert status["quarantined"]["total"] == 1 and status["quarantined"]["by_kind"] == {"corrupt": 1}, status
     roles = {q["role"]: q for q in status["queues"]}
-    assert {"ingest", "commit", "ingest-dlq", "commit-dlq"} <= set(roles), roles
+    # The committer's FLOE_DLQ_URL names its dead-letter queue ("dlq"), found by redrive otherwise.
+    assert {"ingest", "commit", "ingest-dlq"} <= set(roles), roles
+    urls = {q["url"] for q in status["queues"]}
+    assert {o["dead_letter_queue_urls"]["ingest"], o["dead_letter_queue_urls"]["commit"]} <= urls, urls
     assert all(q["visible"] == 0 and q["in_flight"] == 0 for q in roles.values()), roles
+    deployed["landed"] = True
+
+
+# Grants the end-to-end run exercises no call of, each with why the role keeps it: keyed by
+# (function, statement Sid, action). Anything else a role grants must be seen called.
+_LAMBDA_LOGS = "Lambda's runtime writes the function's logs with its role; floe run-function prints them"
+_MAPPING = "Lambda's event source mapping reads the queue's attributes with the function's role; floe run-function does not"
+_BACKOFF = ("backoff.rs: a message the handler reports failed is made visible again sooner (the queue's URL looked up "
+            "from its ARN); nothing fails in the run")
+_NOT_FOUND = ("no call lists: S3 answers a GET or HEAD of a missing key 404, not 403, only to a caller that may list "
+              "the bucket; the run reads no missing key")
+NOT_EXERCISED = {
+    **{(f, "OwnLogGroup", a): _LAMBDA_LOGS for f in ("writer", "committer", "compactor")
+       for a in ("logs:CreateLogStream", "logs:PutLogEvents")},
+    **{(f, sid, a): why for f, sid in (("writer", "ConsumeIngestQueue"), ("committer", "ConsumeCommitQueue"),
+                                       ("compactor", "ReceiveShares"))
+       for a, why in (("sqs:GetQueueAttributes", _MAPPING), ("sqs:GetQueueUrl", _BACKOFF),
+                      ("sqs:ChangeMessageVisibility", _BACKOFF))},
+    ("writer", "ListWarehouseSoMissingIsNotFound", "s3:ListBucket"): _NOT_FOUND,
+    ("writer", "ListLandingSoMissingIsNotFound", "s3:ListBucket"): _NOT_FOUND,
+    ("committer", "ListWarehouseSoMissingIsNotFound", "s3:ListBucket"): _NOT_FOUND,
+    ("writer", "ReadLandingObjects", "s3:GetObjectVersion"):
+        "moto's notifications name no versionId; on AWS every notification of the versioned landing bucket does",
+    ("committer", "TableFilesAndMaintenance", "s3:DeleteObject"):
+        "claim checks (messages past SQS's 256 KB: none here) and the files of expired snapshots and rejected rewrites "
+        "(none old enough in the run)",
+    ("committer", "ConsumeCommitQueue", "sqs:SendMessage"):
+        "a message that waited out a table's lock is sent again; the run's commits never contend",
+    ("committer", "RequeueOverlappingSources", "sqs:SendMessage"):
+        "the sources of a manifest that overlaps a committed one go back to the writers; none overlap in the run",
+    ("committer", "SendRefusalsToDeadLetterQueue", "sqs:SendMessage"):
+        "a message the committer refuses goes to its dead-letter queue (FLOE_DLQ_URL); the run sends none it refuses",
+    ("compactor", "SendShares", "sqs:SendMessage"):
+        "a tick with more work than one invocation runs sends shares; the run's tick finds nothing to merge",
+    ("compactor", "OrphanSweep", "s3:DeleteObject"):
+        "the daily sweep deletes unreferenced files older than 15 days; the run's sweep finds none that old",
+}
+# Grants the run may or may not exercise, with why: neither seen nor unseen is a finding.
+MAYBE_EXERCISED = {
+    ("committer", "CreateAndSwapGlueTables", "glue:CreateDatabase"):
+        "only for a missing database: the run creates `default` unless an earlier test on the same moto left it there",
+}
+
+
+def test_each_function_calls_only_what_its_role_grants(deployed, tmp_path, monkeypatch):
+    """Least privilege, exact: every AWS call each function made in the end-to-end run (its
+    handler's, and `floe run-function`'s in place of Lambda's event source mapping, which calls
+    with the function's role too), recorded by a proxy in front of moto, is allowed by that
+    function's role policy (from the applied plan, by the evaluator above), and no send of
+    theirs is refused by the queue's own policy; and every action each role's policy grants,
+    statement by statement, was called on one of the statement's resources or is listed in
+    NOT_EXERCISED with the reason the role keeps it. A grant no call needs fails this test."""
+    recorders = deployed["recorders"]
+    if not deployed.get("landed"):
+        if any(r.calls for r in recorders.values()):
+            pytest.fail("the end-to-end test stopped part way: the calls recorded are not the whole run")
+        test_files_dropped_in_the_landing_bucket_land_in_the_table(deployed, tmp_path, monkeypatch)
+    plan = deployed["plan"]
+    # The daily orphan sweep as well (nothing is old enough for it to delete).
+    finish(run_function(plan, "compactor", "--event", ROOT / "events/compactor/daily-sweep.json",
+                        via=recorders["compactor"]), "compactor sweep")
+    res = resources(plan)
+    pol = {a.split('"')[1]: json.loads(v["policy"]) for a, v in res.items() if ".aws_iam_role_policy.function[" in a}
+    role_arns = {a.split('"')[1]: v["arn"] for a, v in res.items() if ".aws_iam_role.function[" in a}
+    queue_policies = {arn_of(v["queue_url"]): json.loads(v["policy"])
+                      for a, v in res.items() if ".aws_sqs_queue_policy.queue[" in a}
+    assert len(queue_policies) == 6, sorted(queue_policies)
+    problems = []
+    for role, rec in recorders.items():
+        assert not rec.errors, f"{role}: requests the recorder could not name: {rec.errors[:5]}"
+        calls = sorted({(c.action, c.resource, json.dumps(c.context, sort_keys=True)) for c in rec.calls})
+        assert calls, f"no call of the {role} was recorded"
+        print(f"--- {role}: {len(rec.calls)} calls, {len(calls)} distinct")
+        for action, resource, context in calls:
+            print(f"    {action} {resource} {context}")
+            if not allowed(pol[role], action, resource, json.loads(context)):
+                problems.append(f"{role} called {action} on {resource} ({context}): its role does not allow it")
+            if action == "sqs:SendMessage":
+                assert resource in queue_policies, f"{role} sends to {resource}, a queue of no policy"
+                principal, ctx = as_role(role_arns[role])
+                if verdict(queue_policies[resource], action, resource, ctx, principal) == "Deny":
+                    problems.append(f"{role} sends to {resource}, which its queue policy refuses")
+        for st in pol[role]["Statement"]:
+            for action in _listify(st["Action"]):
+                seen = any(_wild(action, a, fold=True) and any(_wild(r, called) for r in _listify(st["Resource"]))
+                           for a, called, _ in calls)
+                key = (role, st.get("Sid"), action)
+                if key in MAYBE_EXERCISED:
+                    continue
+                if seen and key in NOT_EXERCISED:
+                    problems.append(f"{key} is called now: take it out of NOT_EXERCISED")
+                elif not seen and key not in NOT_EXERCISED:
+                    problems.append(f"{key} is granted, but no call needed it (or add it to NOT_EXERCISED with why)")
+    assert not problems, "\n".join(problems)
 
 
 def test_make_passes_tf_vars_to_terraform_as_written(tmp_path):

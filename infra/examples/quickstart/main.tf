@@ -38,6 +38,7 @@ provider "aws" {
     events         = var.aws_endpoint_url
     glue           = var.aws_endpoint_url
     iam            = var.aws_endpoint_url
+    kms            = var.aws_endpoint_url
     lambda         = var.aws_endpoint_url
     s3             = var.aws_endpoint_url
     sqs            = var.aws_endpoint_url
@@ -59,10 +60,16 @@ module "floe" {
   glue_databases          = var.glue_databases
   glue_create_databases   = var.glue_create_databases
   kms_key_arn             = var.kms_key_arn
+  warehouse_versioning    = var.warehouse_versioning
+  ingest_senders          = var.ingest_senders
+  commit_senders          = var.commit_senders
   s3tables_namespaces     = var.s3tables_namespaces
   rest_uri                = var.rest_uri
   rest_warehouse          = var.rest_warehouse
   rest_token              = var.rest_token
+  rest_token_arn          = var.rest_token_arn
+  rest_credential_arn     = var.rest_credential_arn
+  rest_allow_http         = var.rest_allow_http
   rest_credential         = var.rest_credential
   rest_reader_token       = var.rest_reader_token
   rest_reader_credential  = var.rest_reader_credential
@@ -91,5 +98,5 @@ module "floe" {
   aws_endpoint_url               = var.aws_endpoint_url
   aws_endpoint_url_dynamodb      = var.aws_endpoint_url_dynamodb
   # Emulators serve plain HTTP; on AWS every request must use TLS.
-  require_tls = !local.emulated
+  require_tls = var.require_tls == null ? !local.emulated : var.require_tls
 }

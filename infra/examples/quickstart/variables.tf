@@ -103,6 +103,12 @@ variable "aws_endpoint_url" {
   default     = null
 }
 
+variable "require_tls" {
+  description = "Deny requests to the buckets and queues not made over TLS. Null: on AWS, not against an emulator (which serves plain HTTP); the tests plan it on to check the policies."
+  type        = bool
+  default     = null
+}
+
 variable "aws_endpoint_url_dynamodb" {
   description = "DynamoDB's own emulator endpoint (make deploy-local sets it from AWS_ENDPOINT_URL_DYNAMODB): LocalStack without Docker serves no DynamoDB, moto beside it does. Null: aws_endpoint_url."
   type        = string
@@ -120,6 +126,24 @@ variable "rest_warehouse" {
   description = "With catalog = rest: the warehouse asked of the catalog's /v1/config."
   type        = string
   default     = null
+}
+
+variable "rest_token_arn" {
+  description = "With catalog = \"rest\": a Secrets Manager secret or SSM SecureString ARN holding the bearer token (kept out of the state and the environment)."
+  type        = string
+  default     = null
+}
+
+variable "rest_credential_arn" {
+  description = "With catalog = \"rest\": a Secrets Manager secret or SSM SecureString ARN holding CLIENT_ID:CLIENT_SECRET."
+  type        = string
+  default     = null
+}
+
+variable "rest_allow_http" {
+  description = "With catalog = \"rest\": allow an http:// catalog or token URL (for a trusted network only)."
+  type        = bool
+  default     = false
 }
 
 variable "rest_token" {
@@ -181,6 +205,24 @@ variable "kms_key_arn" {
   description = "A customer-managed KMS key for the buckets, queues, tables and logs (null: AWS's own encryption). Its policy must let S3 and CloudWatch Logs use it: see infra/README.md."
   type        = string
   default     = null
+}
+
+variable "warehouse_versioning" {
+  description = "Keep a deleted or overwritten table file restorable for 7 days (S3 versioning on the warehouse bucket; the deleted files stay billable that long): see infra/README.md, \"Recovering deleted table files\"."
+  type        = bool
+  default     = true
+}
+
+variable "ingest_senders" {
+  description = "IAM role ARNs of the operators who run `floe backfill`, `floe quarantine replay --aws` or redrive the ingest dead-letter queue: the ingest queue refuses every other sender but the landing bucket and the committer."
+  type        = list(string)
+  default     = []
+}
+
+variable "commit_senders" {
+  description = "IAM role ARNs of the operators who redrive the commit dead-letter queue: the commit queue refuses every other sender but the functions."
+  type        = list(string)
+  default     = []
 }
 
 variable "landing_expiration_days" {

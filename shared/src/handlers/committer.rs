@@ -66,10 +66,16 @@ pub struct Unread {
     pub refused: bool,
 }
 
+/// Claim-checked bodies one invocation holds at most (besides the [`CLAIMS_IN_FLIGHT`] being
+/// read): the messages past it are left for redelivery, so that a batch of claim checks, each
+/// under the per-object cap, cannot add up to more than the committer's memory.
+const CLAIM_BYTES_PER_INVOCATION: u64 = 512 << 20;
+
 /// Messages of a committer invocation, with claim checks resolved (`CLAIMS_IN_FLIGHT` at once,
-/// in the event's order).
+/// in the event's order, [`CLAIM_BYTES_PER_INVOCATION`] in all).
 pub async fn commit_messages(queue: &SqsQueue, event: &SqsEvent) -> Vec<std::result::Result<Message, Unread>> {
-    let each: Vec<_> = event.records.iter().map(|m| commit_message(queue, m)).collect();
+    let held = std::sync::atomic::AtomicU64::new(0);
+    let each: Vec<_> = event.records.iter().map(|m| commit_message(queue, m, &held)).collect();
     futures::stream::iter(each).buffered(CLAIMS_IN_FLIGHT).collect().await
 }
 
@@ -77,14 +83,26 @@ pub async fn commit_messages(queue: &SqsQueue, event: &SqsEvent) -> Vec<std::res
 async fn commit_message(
     queue: &SqsQueue,
     m: &aws_lambda_events::event::sqs::SqsMessage,
+    held: &std::sync::atomic::AtomicU64,
 ) -> std::result::Result<Message, Unread> {
+    use std::sync::atomic::Ordering;
     let id = m.message_id.clone().unwrap_or_default();
-    match queue.resolve(m.body.as_deref().unwrap_or_default()).await {
+    let raw = m.body.as_deref().unwrap_or_default();
+    if raw.starts_with("floe-claim-check:") && held.load(Ordering::Relaxed) > CLAIM_BYTES_PER_INVOCATION {
+        let reason = format!("this invocation holds {CLAIM_BYTES_PER_INVOCATION} bytes of claim checks already");
+        return Err(Unread { id, reason, refused: false });
+    }
+    match queue.resolve(raw).await {
         Ok(body) => Ok(Message {
             id,
             receipt: m.receipt_handle.clone().unwrap_or_default(),
-            body,
             receive_count: m.attributes.get("ApproximateReceiveCount").and_then(|c| c.parse().ok()).unwrap_or(1),
+            body: {
+                if body.len() != raw.len() {
+                    held.fetch_add(body.len() as u64, Ordering::Relaxed);
+                }
+                body
+            },
         }),
         Err(e) => {
             let refused = matches!(e, PortError::Invalid(_));

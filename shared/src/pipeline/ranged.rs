@@ -63,17 +63,18 @@ impl Ranged {
     }
 
     async fn range(&self, range: Range<u64>) -> parquet::errors::Result<Bytes> {
+        self.read(range).await.map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))
+    }
+
+    /// The bytes `range` of the file (from the kept tail when it holds them).
+    pub(crate) async fn read(&self, range: Range<u64>) -> Result<Bytes, crate::PortError> {
         if let Some((start, tail)) = &*self.tail.lock().unwrap_or_else(|e| e.into_inner())
             && range.start >= *start
             && range.end <= self.size
         {
             return Ok(tail.slice((range.start - start) as usize..(range.end - start) as usize));
         }
-        let bytes = self
-            .store
-            .get_range(&self.uri, range.clone())
-            .await
-            .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
+        let bytes = self.store.get_range(&self.uri, range.clone()).await?;
         self.fetched.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         self.fetched.gets.fetch_add(1, Ordering::Relaxed);
         if range.end == self.size {

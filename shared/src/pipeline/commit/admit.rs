@@ -59,27 +59,62 @@ impl Tables {
     }
 }
 
-/// Why `path` cannot be a data file Floe wrote into the table at `location`, named starting with
-/// one of `prefixes`, if it cannot. It must start with `<location>/data/` exactly (the scheme
-/// and spelling of the table's own location: no other bucket, table or scheme), its segments
-/// below must be plain names (no `.`, `..`, empty or control-character segment: a local store
-/// would resolve them), and its name must be one of Floe's data file names
-/// ([`crate::table::is_floe_data_file`]) with one of the prefixes.
-pub(super) fn check_path(location: &str, path: &str, prefixes: &[String]) -> Result<(), Refusal> {
-    let data = format!("{}/data/", location.trim_end_matches('/'));
-    let Some(rest) = path.strip_prefix(&data) else {
-        return Err(format!("file {path} is not under the table's data location {data}"));
+impl Tables {
+    /// Why the sources of a manifest for `table` may not go back to the writers (an overlapping
+    /// or aged manifest's), if they may not: each must route to `table` and lie outside the
+    /// warehouse bucket `warehouse` (a writer may read the warehouse: a forged source there would
+    /// have table files ingested as data).
+    pub(super) fn requeue(&self, table: &TableIdent, uris: &[&str], warehouse: Option<&str>) -> Result<(), Refusal> {
+        let bucket = |u: &str| u.strip_prefix("s3://").and_then(|r| r.split('/').next()).map(str::to_string);
+        let home = warehouse.and_then(bucket);
+        for uri in uris {
+            let routed = self.router.route(uri).is_ok_and(|to| to.iter().any(|c| c.table == *table));
+            if !routed || (home.is_some() && bucket(uri) == home) {
+                return Err(format!(
+                    "source {uri} does not route to {table} or lies in the warehouse bucket: the committer would send \
+                     it back to the writers"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why `path` cannot be a data file Floe wrote into the table at `location`, named for one of
+/// `keys` (a writer batch's id, or a compaction task's `L<level>-<task>` or `late-<task>`), if it
+/// cannot. It must start with `<location>/data/` exactly (the scheme and spelling of the table's
+/// own location, as writers join it: no other bucket, table or scheme), its segments below must
+/// be plain names (no `.`, `..`, empty or control-character segment: a local store would
+/// resolve them), and its name must be one of Floe's data file names
+/// (`<key>-NNNNN-NNN-<16 hex>[-r<ms>].parquet`, [`crate::table::is_floe_data_file`]) whose key is
+/// exactly one of `keys` (so task `a` cannot claim the files of task `a-b`).
+pub(super) fn check_path(location: &str, path: &str, keys: &[String]) -> Result<(), Refusal> {
+    // Writers join `<location>/data/` as the location is spelt (a trailing slash doubles).
+    let spellings = [format!("{}/data/", location.trim_end_matches('/')), format!("{location}/data/")];
+    let Some(rest) = spellings.iter().find_map(|d| path.strip_prefix(d.as_str())) else {
+        return Err(format!("file {path} is not under the table's data location {}", spellings[0]));
     };
-    let plain = |s: &&str| !s.is_empty() && *s != "." && *s != ".." && !s.contains(['\\', '?', '#'])
-        && !s.chars().any(char::is_control);
+    let plain = |s: &&str| {
+        !s.is_empty() && *s != "." && *s != ".." && !s.contains(['\\', '?', '#']) && !s.chars().any(char::is_control)
+    };
     if !rest.split('/').all(|s| plain(&s)) {
         return Err(format!("file {path} has a path segment that is empty, `.`, `..` or not a plain name"));
     }
     let name = rest.rsplit('/').next().unwrap_or_default();
-    if !crate::table::is_floe_data_file(path) || !prefixes.iter().any(|p| name.starts_with(p.as_str())) {
-        return Err(format!("file {path} is not named as Floe names this message's files ({})", prefixes.join(" or ")));
+    if !crate::table::is_floe_data_file(path) || !keys.iter().any(|k| name_key(name) == Some(k.as_str())) {
+        return Err(format!("file {path} is not named as Floe names this message's files ({}-…)", keys.join("-… or ")));
     }
     Ok(())
+}
+
+/// The key a data file's name starts with: its name less `-NNNNN-NNN-<digest>[-r<ms>].parquet`.
+fn name_key(name: &str) -> Option<&str> {
+    let stem = name.strip_suffix(".parquet")?;
+    let stem = match stem.rsplit_once("-r") {
+        Some((rest, ms)) if !ms.is_empty() && ms.bytes().all(|b| b.is_ascii_digit()) => rest,
+        _ => stem,
+    };
+    stem.rsplitn(4, '-').nth(3)
 }
 
 /// Why a file manifest's names cannot be a writer's, if they cannot: its batch id must be the id
@@ -89,20 +124,40 @@ pub(super) fn check_manifest_names(location: &str, m: &FileManifest) -> Result<(
     if m.batch_id != expected {
         return Err(format!("batch id {:?} is not the id of its sources ({expected})", m.batch_id));
     }
-    let prefixes = [format!("{expected}-")];
-    m.files.iter().try_for_each(|f| check_path(location, &f.path, &prefixes))
+    let keys = [expected];
+    m.files.iter().try_for_each(|f| check_path(location, &f.path, &keys))?;
+    let mut seen = std::collections::HashSet::new();
+    if let Some(f) = m.files.iter().find(|f| !seen.insert(f.path.as_str())) {
+        return Err(format!("file {} is listed twice", f.path));
+    }
+    // A batch without files records its sources as committed: only when none of them held a row
+    // it takes (a writer's sources of a value route may hold rows of other tables only).
+    let takes_all = !matches!(m.rows, Some(crate::message::RowsTaken::Routed(_)));
+    if m.files.is_empty()
+        && takes_all
+        && let Some(s) = m.sources.iter().find(|s| s.rows > 0)
+    {
+        return Err(format!("it writes no file for its sources, but {} holds {} rows", s.uri, s.rows));
+    }
+    Ok(())
 }
 
-/// The names a rewrite request's added files may have: `L<level>-<task>-…`, or a late file's
-/// `late-<task>-…`.
-pub(super) fn rewrite_prefixes(r: &RewriteRequest) -> [String; 2] {
-    [format!("L{}-{}-", r.level, r.task_id), format!("{}{}-", crate::pipeline::compact::plan::LATE_PREFIX, r.task_id)]
+
+/// The keys a rewrite request's added files are named for: `L<level>-<task>`, or a late file's
+/// `late-<task>`.
+fn rewrite_keys(r: &RewriteRequest) -> [String; 2] {
+    [format!("L{}-{}", r.level, r.task_id), format!("{}{}", crate::pipeline::compact::plan::LATE_PREFIX, r.task_id)]
 }
 
 /// Why a rewrite request's added files cannot be its compactor's, if they cannot.
 pub(super) fn check_rewrite_names(location: &str, r: &RewriteRequest) -> Result<(), Refusal> {
-    let prefixes = rewrite_prefixes(r);
-    r.added.iter().try_for_each(|f| check_path(location, &f.path, &prefixes))
+    let keys = rewrite_keys(r);
+    r.added.iter().try_for_each(|f| check_path(location, &f.path, &keys))?;
+    let mut seen = std::collections::HashSet::new();
+    match r.added.iter().find(|f| !seen.insert(f.path.as_str())) {
+        Some(f) => Err(format!("file {} is listed twice", f.path)),
+        None => Ok(()),
+    }
 }
 
 /// Footers read at once: each is a HEAD and (most often) one ranged GET.
@@ -115,24 +170,43 @@ const FOOTER_HINT: usize = 64 << 10;
 /// rewrite's files carry `_row_id` and `_last_updated_sequence_number` under theirs.
 const RESERVED_IDS: i32 = i32::MAX - 200;
 
+/// What reading a message's files found against it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Found {
+    /// A file is not what the message says: the message is refused.
+    Refused(Refusal),
+    /// A file could not be read now (the store failing, or the object unreadable to this role):
+    /// the message alone is tried again later; the others go on.
+    Unreadable(String),
+}
+
 /// Whether every file is what its message says: there, of its size, Parquet with its row count
 /// and only field ids of the schema it was written with. `files` are each the key of their
-/// message, the schema and the file; the answer holds the first refusal of each message refused.
-/// `Err` is the store failing (the messages are tried again later). [`FOOTERS_IN_FLIGHT`] files
-/// are read at once, across messages.
+/// message, the schema and the file; the answer holds what was found against each message that
+/// does not pass (a refusal rather than a read failure). [`FOOTERS_IN_FLIGHT`] files are read at
+/// once, across messages.
 pub(super) async fn check_files<K: Eq + std::hash::Hash>(
     store: &Arc<dyn ObjectStore>,
     files: Vec<(K, &Schema, &DataFileMeta)>,
-) -> Result<HashMap<K, Refusal>> {
+) -> HashMap<K, Found> {
     let checks: Vec<_> = files.into_iter().map(|(key, schema, f)| check_keyed(store, key, schema, f)).collect();
     let mut results = futures::stream::iter(checks).buffer_unordered(FOOTERS_IN_FLIGHT);
-    let mut refused = HashMap::new();
+    let mut found: HashMap<K, Found> = HashMap::new();
     while let Some((key, r)) = results.next().await {
-        if let Err(why) = r? {
-            refused.entry(key).or_insert(why);
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => {
+                let slot = found.entry(key).or_insert_with(|| Found::Refused(why.clone()));
+                if matches!(slot, Found::Unreadable(_)) {
+                    *slot = Found::Refused(why);
+                }
+            }
+            Err(e) => {
+                found.entry(key).or_insert(Found::Unreadable(e.to_string()));
+            }
         }
     }
-    Ok(refused)
+    found
 }
 
 async fn check_keyed<K>(
@@ -140,27 +214,52 @@ async fn check_keyed<K>(
     key: K,
     schema: &Schema,
     f: &DataFileMeta,
-) -> (K, Result<Result<(), Refusal>>) {
+) -> (K, std::result::Result<Result<(), Refusal>, PortError>) {
     (key, check_file(store, schema, f).await)
 }
 
-async fn check_file(store: &Arc<dyn ObjectStore>, schema: &Schema, f: &DataFileMeta) -> Result<Result<(), Refusal>> {
+/// The largest footer read: a file that says its footer is larger is refused unread (a forged
+/// length would have the committer fetch gigabytes). Floe's footers are kilobytes.
+const MAX_FOOTER_BYTES: u64 = 16 << 20;
+
+async fn check_file(
+    store: &Arc<dyn ObjectStore>,
+    schema: &Schema,
+    f: &DataFileMeta,
+) -> std::result::Result<Result<(), Refusal>, PortError> {
     let path = f.path.as_str();
     let size = match store.head(path).await {
         Ok(meta) => meta.size,
         Err(PortError::NotFound(_)) => return Ok(Err(format!("file {path} does not exist"))),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(e),
     };
     if size != f.file_size_in_bytes {
         return Ok(Err(format!("file {path} holds {size} bytes, not the {} the message says", f.file_size_in_bytes)));
     }
+    if size < 12 {
+        return Ok(Err(format!("file {path} is not a Parquet file: {size} bytes")));
+    }
+    // The tail first (the reader keeps it, so the footer parse below reads nothing more when the
+    // footer fits in it): its last 8 bytes give the footer's length.
     let mut reader = Ranged::new(store.clone(), path, size, Arc::new(Traffic::default()));
-    let footer = ParquetMetaDataReader::new().with_prefetch_hint(Some(FOOTER_HINT));
-    let meta = match footer.load_and_finish(&mut reader, size).await {
+    let tail = match reader.read(size.saturating_sub(FOOTER_HINT as u64)..size).await {
+        Ok(tail) => tail,
+        Err(PortError::NotFound(_)) => return Ok(Err(format!("file {path} does not exist"))),
+        Err(e) => return Err(e),
+    };
+    let end = &tail[tail.len() - 8..];
+    let footer = u64::from(u32::from_le_bytes([end[0], end[1], end[2], end[3]]));
+    if &end[4..] != b"PAR1" {
+        return Ok(Err(format!("file {path} is not a Parquet file (no PAR1 at its end)")));
+    }
+    if footer > MAX_FOOTER_BYTES.min(size - 8) {
+        return Ok(Err(format!("file {path} says its footer holds {footer} bytes, past {MAX_FOOTER_BYTES} or the file")));
+    }
+    let parse = ParquetMetaDataReader::new().with_prefetch_hint(Some(FOOTER_HINT));
+    let meta = match parse.load_and_finish(&mut reader, size).await {
         Ok(meta) => meta,
         Err(parquet::errors::ParquetError::External(e)) => match e.downcast::<PortError>() {
-            Ok(port) if !matches!(*port, PortError::NotFound(_) | PortError::Invalid(_)) => return Err((*port).into()),
-            Ok(port) => return Ok(Err(format!("file {path} could not be read as Parquet: {port}"))),
+            Ok(port) => return Err(*port),
             Err(other) => return Ok(Err(format!("file {path} could not be read as Parquet: {other}"))),
         },
         Err(e) => return Ok(Err(format!("file {path} is not a Parquet file: {e}"))),
@@ -212,9 +311,16 @@ mod tests {
 
     #[test]
     fn only_files_named_for_the_message_under_the_tables_data_location_pass() {
-        let ours = ["3f1c9a0e5b7d2c4a8e61-".to_string()];
+        let ours = ["3f1c9a0e5b7d2c4a8e61".to_string()];
         assert!(check_path(LOC, &file("3f1c9a0e5b7d2c4a8e61"), &ours).is_ok());
         assert!(check_path(&format!("{LOC}/"), &file("3f1c9a0e5b7d2c4a8e61"), &ours).is_ok(), "a trailing slash");
+        let doubled = format!("{LOC}//data/3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet");
+        assert!(check_path(&format!("{LOC}/"), &doubled, &ours).is_ok(), "as a writer joins a trailing slash");
+        let refreshed = file("3f1c9a0e5b7d2c4a8e61").replace(".parquet", "-r1700000000000.parquet");
+        assert!(check_path(LOC, &refreshed, &ours).is_ok(), "a refreshed name");
+        let task = ["L1-abc".to_string()];
+        assert!(check_path(LOC, &file("L1-abc"), &task).is_ok());
+        assert!(check_path(LOC, &file("L1-abc-def"), &task).is_err(), "task abc cannot claim task abc-def's files");
         let refused = |p: &str| check_path(LOC, p, &ours).unwrap_err();
         for (path, why) in [
             ("s3://other/wh/web.db/events/data/3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet", "not under"),
@@ -240,7 +346,7 @@ mod tests {
             id: "s3://landing/a.avro#e".into(),
             uri: "s3://landing/a.avro".into(),
             size: 1,
-            rows: 1,
+            rows: 0,
             version_id: None,
             created_ms: None,
         };
@@ -257,7 +363,15 @@ mod tests {
             written_ms: None,
             rows: None,
         };
-        assert!(check_manifest_names(LOC, &m).is_ok());
+        assert!(check_manifest_names(LOC, &m).is_ok(), "an empty source, no files");
+        m.sources[0].rows = 3;
+        assert!(check_manifest_names(LOC, &m).unwrap_err().contains("writes no file for its sources"));
+        m.rows = Some(crate::message::RowsTaken::Routed(crate::route::RowRoute {
+            column: "event_type".into(),
+            values: ["click".to_string()].into(),
+            others: false,
+        }));
+        assert!(check_manifest_names(LOC, &m).is_ok(), "a value route may take none of a source's rows");
         m.batch_id = "L1-9a41c2e07b5d13f86e02".into();
         assert!(check_manifest_names(LOC, &m).unwrap_err().contains("is not the id of its sources"));
     }

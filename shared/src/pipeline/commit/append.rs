@@ -9,7 +9,7 @@ use std::time::Instant;
 use iceberg::spec::{DataFile, Operation, Schema};
 use tracing::{info, warn};
 
-use super::admit::{self, Refusal};
+use super::admit::{self, Found};
 use super::{Committer, Landed, Landing, MessageResult, TableCommit, fresh_snapshot_id};
 use crate::convert::evolve::rebase;
 use crate::fault::FaultPoint;
@@ -126,7 +126,7 @@ impl Committer {
         state: &TableState,
         ready: Vec<Ready<'a>>,
         committed: &HashSet<String>,
-        known: &mut HashMap<String, Option<Refusal>>,
+        known: &mut HashMap<String, Option<Found>>,
     ) -> Result<(Vec<Ready<'a>>, Vec<(String, MessageResult)>)> {
         let meta = &state.metadata;
         let read = |r: &Ready<'_>| {
@@ -139,17 +139,22 @@ impl Committer {
             let schema = r.manifest.file_schema(meta).expect("convert checked the schema");
             files.extend(r.manifest.files.iter().map(|f| (r.id.as_str(), schema, f)));
         }
-        let mut refused = admit::check_files(&self.ports.store, files).await?;
+        let mut refused = admit::check_files(&self.ports.store, files).await;
         for r in unread {
             known.insert(r.id.clone(), refused.remove(r.id.as_str()));
         }
         let (mut admitted, mut poisoned) = (vec![], vec![]);
         for r in ready {
             match known.get(r.id).filter(|_| read(&r)).cloned().flatten() {
-                Some(why) => {
+                Some(Found::Refused(why)) => {
                     warn!(message = %r.id, batch = %r.manifest.batch_id, %why, "manifest refused; poison");
                     let reason = format!("manifest {}: {why}", r.manifest.batch_id);
                     poisoned.push((r.id.clone(), MessageResult::Poison { reason }));
+                }
+                Some(Found::Unreadable(why)) => {
+                    warn!(message = %r.id, batch = %r.manifest.batch_id, %why, "a file of the manifest cannot be read now");
+                    let reason = format!("manifest {}: {why}", r.manifest.batch_id);
+                    poisoned.push((r.id.clone(), MessageResult::Retry { reason }));
                 }
                 None => admitted.push(r),
             }

@@ -326,6 +326,17 @@ impl Committer {
                 }
             }
         }
+        if let Some(tables) = &self.tables {
+            for (_, r) in &mut out.results {
+                if let MessageResult::Overlap { table, requeue, .. } = r {
+                    let uris: Vec<&str> = requeue.iter().map(|s| s.uri.as_str()).collect();
+                    if let Err(reason) = tables.requeue(table, &uris, self.warehouse.as_deref()) {
+                        warn!(%table, %reason, "overlapping manifest refused");
+                        *r = MessageResult::Poison { reason };
+                    }
+                }
+            }
+        }
         let refused = out.results.iter().filter(|(_, r)| matches!(r, MessageResult::Poison { .. })).count();
         self.ports.metrics.count("messages_refused", refused as u64);
         out

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use iceberg::spec::{DataFile, Operation};
 use tracing::{info, warn};
 
-use super::admit::{self, Refusal};
+use super::admit::{self, Found};
 use super::{Committer, Landed, Landing, MessageResult, TableCommit, fresh_snapshot_id};
 use crate::message::RewriteRequest;
 use crate::ports::Lease;
@@ -195,7 +195,7 @@ impl Committer {
         &mut self,
         table: &TableIdent,
         chunk: &[(&String, &RewriteRequest)],
-    ) -> Result<Vec<Option<Refusal>>> {
+    ) -> Result<Vec<Option<Found>>> {
         let (state, _) = self.current(table).await?;
         let meta = &state.metadata;
         let mut files = vec![];
@@ -205,7 +205,7 @@ impl Committer {
                 files.extend(r.added.iter().map(|f| (i, schema.as_ref(), f)));
             }
         }
-        let mut refused = admit::check_files(&self.ports.store, files).await?;
+        let mut refused = admit::check_files(&self.ports.store, files).await;
         Ok((0..chunk.len()).map(|i| refused.remove(&i)).collect())
     }
 
@@ -227,6 +227,10 @@ impl Committer {
             Verdict::Poison(reason) => {
                 warn!(%table, message = %id, task = %request.task_id, %reason, "rewrite request refused; poison");
                 MessageResult::Poison { reason }
+            }
+            Verdict::Unreadable(reason) => {
+                warn!(%table, message = %id, task = %request.task_id, %reason, "a file of the rewrite cannot be read now");
+                MessageResult::Retry { reason }
             }
             Verdict::Stale(reason) => {
                 warn!(%table, message = %id, task = %request.task_id, %reason, "stale rewrite rejected; its files are left to the orphan sweep");
@@ -411,6 +415,8 @@ enum Verdict {
     Stale(String),
     /// It can never commit (unknown spec, malformed entries, rows that do not add up).
     Poison(String),
+    /// A file it adds cannot be read now: tried again later, alone.
+    Unreadable(String),
 }
 
 /// What a chunk of rewrite requests is judged against: the current snapshot's live files, less
@@ -487,7 +493,7 @@ impl<'a> View<'a> {
 
     /// Judges `request` (`refused`: why its added files are not what it says, if they are not),
     /// and if it is taken, records what it removes and adds.
-    fn judge(&mut self, request: &RewriteRequest, refused: Option<&Refusal>) -> Verdict {
+    fn judge(&mut self, request: &RewriteRequest, refused: Option<&Found>) -> Verdict {
         let verdict = self.verdict(request, refused);
         if matches!(verdict, Verdict::Take(_)) {
             self.removed.extend(request.removed.iter().cloned());
@@ -499,7 +505,7 @@ impl<'a> View<'a> {
     }
 
     /// The verdict on `request`, judged against this view.
-    fn verdict(&self, request: &RewriteRequest, refused: Option<&Refusal>) -> Verdict {
+    fn verdict(&self, request: &RewriteRequest, refused: Option<&Found>) -> Verdict {
         let checked = self.well_formed(request).and_then(|formed| {
             // A request that landed before (its task is in the history) is a redelivery, even
             // if its files have been compacted again since: they may still be in older
@@ -508,8 +514,10 @@ impl<'a> View<'a> {
                 return Err(Verdict::Duplicate);
             }
             self.still_applies(request, &formed)?;
-            if let Some(why) = refused {
-                return Err(Verdict::Poison(format!("rewrite {}: {why}", request.task_id)));
+            match refused {
+                Some(Found::Refused(why)) => return Err(Verdict::Poison(format!("rewrite {}: {why}", request.task_id))),
+                Some(Found::Unreadable(why)) => return Err(Verdict::Unreadable(why.clone())),
+                None => {}
             }
             self.accounts(request, &formed)?;
             Ok(formed.added)
@@ -652,6 +660,14 @@ impl<'a> View<'a> {
             return Err(Verdict::Poison(format!(
                 "rewrite {task} carries data sequence number {}, not that of its planned snapshot ({planned_seq:?}) at least {newest_input}",
                 request.data_sequence_number
+            )));
+        }
+        let keyed = self.state.metadata.properties().get(crate::table::PROP_DEDUP_KEY).is_some_and(|k| !k.trim().is_empty());
+        if request.duplicates > 0 && !keyed {
+            return Err(Verdict::Poison(format!(
+                "rewrite {task} drops {} rows as duplicates, but the table has no dedup key ({})",
+                request.duplicates,
+                crate::table::PROP_DEDUP_KEY
             )));
         }
         let accounted = request.added_rows() + request.duplicates + request.deleted;
