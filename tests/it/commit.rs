@@ -405,6 +405,40 @@ async fn a_create_request_with_history_is_poison() {
     assert!(h.ports.pointer.load(&other).await.unwrap().is_none());
 }
 
+/// A create request without snapshots but with a metadata log (naming another table's metadata
+/// file: the first commit's cleanup would delete it with `delete-after-commit`) is poison, and
+/// the file it names is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_request_whose_log_names_other_files_is_poison() {
+    let h = Harness::new();
+    let inputs = h.events("in", 1, 50, 9, 0.0).await;
+    let t = writer_table(&h, &h.ports, &inputs).await;
+    write(&h.engine, &h.ports, &t, inputs).await.unwrap();
+    let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
+    committer.commit(&drain(&h.ports).await).await;
+    let state = floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), &table()).await.unwrap();
+    let state = state.expect("table");
+    let victim = state.pointer.metadata_location.clone();
+    let mut metadata = serde_json::to_value(state.metadata.as_ref()).unwrap();
+    let location = metadata["location"].as_str().unwrap().replace("/events", "/forged");
+    metadata["location"] = location.into();
+    for k in ["snapshots", "snapshot-log", "refs", "current-snapshot-id"] {
+        metadata.as_object_mut().unwrap().remove(k);
+    }
+    metadata["metadata-log"] = serde_json::json!([{"metadata-file": victim, "timestamp-ms": 1}]);
+    let body = serde_json::json!({"version": 1, "kind": "create", "table": "web.forged", "defined_by": "x",
+                                  "metadata": metadata});
+    let msg = Message { id: "m".into(), receipt: "r".into(), body: body.to_string(), receive_count: 1 };
+    let out = committer.commit(&[msg]).await;
+    assert!(
+        matches!(&out.results[0].1, MessageResult::Poison { reason } if reason.contains("metadata log")),
+        "{:?}",
+        out.results
+    );
+    assert!(h.ports.pointer.load(&"web.forged".parse().unwrap()).await.unwrap().is_none());
+    h.ports.store.head(&victim).await.expect("the file it named is kept");
+}
+
 /// A create request may only place its table where the table lives: under the committer's
 /// warehouse, at `<ns>.db/<name>`; a definition for another table or another place is poison
 /// (the committer's role may write anywhere in the warehouse, a writer's request must not

@@ -351,6 +351,14 @@ impl Committer {
             let reason = format!("create request for {table} is not a new format v2 table");
             return MessageResult::Poison { reason };
         }
+        // A new table has no history: a log, refs or statistics would name files (another
+        // table's metadata, say) that a later commit's cleanup could delete.
+        let history = m.metadata_log().len() + m.history().len();
+        let refs = crate::table::maintain::refs(m).is_none_or(|r| !r.is_empty());
+        if history > 0 || refs || m.statistics_iter().next().is_some() || m.partition_statistics_iter().next().is_some() {
+            let reason = format!("create request for {table} carries a metadata log, snapshot log, refs or statistics");
+            return MessageResult::Poison { reason };
+        }
         let place = match &self.warehouse {
             Some(w) => m.location() == crate::table::table_location(w, table),
             None => m.location().ends_with(&format!("/{}.db/{}", table.namespace, table.name)),
@@ -533,7 +541,10 @@ impl Committer {
                 // table registered over another's metadata shares its log, and a file this
                 // deletes would break the other table's history.
                 if delete_after_commit(&plan.metadata) && gc && self.may_delete() && !catalog_writes {
-                    for old in &plan.expired_metadata {
+                    // Only the table's own metadata files, whatever its log says.
+                    let own = format!("{}/metadata/", plan.metadata.location().trim_end_matches('/'));
+                    let own = |f: &&String| f.starts_with(&own) && f.ends_with(".metadata.json");
+                    for old in plan.expired_metadata.iter().filter(own) {
                         if let Err(e) = self.ports.store.delete(old).await {
                             warn!(%table, file = %old, error = %e, "old metadata file not deleted");
                         }
