@@ -37,7 +37,7 @@ SETTINGS = {
     "settings.rs", "config/mod.rs", "config/routing.rs", "route.rs", "error.rs", "ports/table_pointer.rs",
     "table/create.rs", "table/mod.rs", "table/terms.rs",
     "pipeline/create.rs", "handlers/mod.rs", "handlers/compactor.rs", "adapters/aws/mod.rs",
-    "adapters/rest/mod.rs", "sample/mod.rs",
+    "adapters/rest/mod.rs", "adapters/aws/secrets.rs", "sample/mod.rs",
 }
 
 
