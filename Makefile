@@ -186,7 +186,7 @@ destroy:
 HOST_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
 LOCAL_VARS = -var aws_endpoint_url=$$AWS_ENDPOINT_URL $${AWS_ENDPOINT_URL_DYNAMODB:+-var aws_endpoint_url_dynamodb=$$AWS_ENDPOINT_URL_DYNAMODB} \
 	-var region=$${AWS_REGION:-$${AWS_DEFAULT_REGION:-us-east-1}} -var architecture=$(or $(LOCAL_ARCH),$(HOST_ARCH)) \
-	-var artifacts_dir=$(ARTIFACTS) -var force_destroy=true -var deletion_protection=false
+	-var artifacts_dir=$(ARTIFACTS) -var force_destroy=true -var deletion_protection=false -var check_sender_ids=false
 deploy-local:
 	@test -n "$$AWS_ENDPOINT_URL" || { echo "set AWS_ENDPOINT_URL (LocalStack: http://localhost:4566) and AWS credentials (any, e.g. test/test)" >&2; exit 2; }
 	$(if $(LAMBDA_ARTIFACTS),,$(MAKE) --no-print-directory lambda ARCH=$(or $(LOCAL_ARCH),$(HOST_ARCH)))

@@ -156,7 +156,13 @@ locals {
         FLOE_INGEST_QUEUE_URL = aws_sqs_queue.ingest.url
         # Where the committer sends a message it refuses (it will never commit it), with the reason.
         FLOE_DLQ_URL = aws_sqs_queue.commit_dlq.url
-    })
+      },
+      # Who may send which messages: appends and creates the writer, rewrites the compactor.
+      var.check_sender_ids ? {
+        FLOE_APPEND_SENDERS   = join(",", concat([aws_iam_role.function["writer"].unique_id], var.commit_sender_ids))
+        FLOE_REWRITE_SENDERS  = join(",", concat([for k in ["compactor"] : aws_iam_role.function[k].unique_id if contains(keys(local.deployed), k)], var.commit_sender_ids))
+        FLOE_COMMITTER_SENDER = aws_iam_role.function["committer"].unique_id
+    } : {})
     compactor = merge(
       local.common_env,
       length(var.compact_tables) == 0 ? {} : { FLOE_COMPACT_TABLES = join(",", var.compact_tables) },

@@ -346,6 +346,24 @@ variable "commit_senders" {
   }
 }
 
+variable "check_sender_ids" {
+  description = "The committer admits appends and creates only from the writer's role and rewrites only from the compactor's, by the sender id SQS stamps on every message (FLOE_APPEND_SENDERS, FLOE_REWRITE_SENDERS, FLOE_COMMITTER_SENDER: the roles' unique ids): the commit queue's policy alone lets each role send every kind. Turn it off only on an emulator: LocalStack and moto stamp every message with one id (the account's, or a fixed one) that matches no role (make deploy-local does)."
+  type        = bool
+  default     = true
+  nullable    = false
+}
+
+variable "commit_sender_ids" {
+  description = "Principal ids (a role's unique id, AROA..., as `aws iam get-role` shows it; or a user's, AIDA...) whose messages the committer admits as any kind: the operators of commit_senders who redrive the commit dead-letter queue, if SQS stamps a redriven message with the redriver's id (the committer's own copies in that queue keep their original's sender either way). A redriven message from anyone else is refused back to the dead-letter queue, unchanged, with its reason."
+  type        = list(string)
+  default     = []
+  nullable    = false
+  validation {
+    condition     = alltrue([for id in var.commit_sender_ids : can(regex("^[A-Z0-9]{12,128}$", id))])
+    error_message = "commit_sender_ids must be principal ids (AROA... or AIDA..., upper-case letters and digits), not ARNs: SQS names a sender by its id."
+  }
+}
+
 variable "writer_memory_mb" {
   description = "Writer memory (MB). Null: sized from its measured peak, about 3x the Avro bytes of one batch plus 100 MB (docs/BENCHMARKS.md#memory), at least 1024 MB and at most 2048 MB (or 8 objects + 100 MB, where one object needs more: the per-object limit is an eighth of the memory); past a third of it a batch is written in rounds (FLOE_WRITER_ROUND_BYTES)."
   type        = number

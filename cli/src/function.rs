@@ -129,7 +129,7 @@ pub(crate) async fn run(a: RunFunctionArgs) -> anyhow::Result<ExitCode> {
             let engine = EngineConfig::from_lookup(floe::settings::env)?;
             let env = committer_env(floe::settings::env, ports.store.as_ref(), &clients).await?;
             let committer = Committer::new(engine, ports.clone()).with_warehouse(&settings.warehouse);
-            let committer = Mutex::new(committer.with_tables(env.tables.clone()));
+            let committer = Mutex::new(env.admitting(committer));
             let mapping = Mapping::new(&clients, url, &a);
             mapping
                 .run(|event| async {
@@ -209,6 +209,7 @@ impl Mapping {
                 .max_number_of_messages((self.batch - out.len()).min(10) as i32)
                 .wait_time_seconds(if out.is_empty() { 1 } else { 0 })
                 .message_system_attribute_names(MessageSystemAttributeName::All)
+                .message_attribute_names("All")
                 .send()
                 .await
                 .with_context(|| format!("receive from {}", self.url))?;
@@ -242,16 +243,28 @@ impl Mapping {
     }
 }
 
-/// A received message as a record of the Lambda SQS event.
+/// A received message as a record of the Lambda SQS event: its receive count and sender, and its
+/// string message attributes.
 fn record(m: &aws_sdk_sqs::types::Message) -> serde_json::Value {
-    let count = m
-        .attributes()
-        .and_then(|a| a.get(&MessageSystemAttributeName::ApproximateReceiveCount))
-        .cloned()
-        .unwrap_or_else(|| "1".into());
+    let system = |name| m.attributes().and_then(|a| a.get(&name)).cloned();
+    let mut attributes = serde_json::json!({
+        "ApproximateReceiveCount": system(MessageSystemAttributeName::ApproximateReceiveCount).unwrap_or_else(|| "1".into())
+    });
+    if let Some(sender) = system(MessageSystemAttributeName::SenderId) {
+        attributes["SenderId"] = sender.into();
+    }
+    let message_attributes: serde_json::Map<String, serde_json::Value> = m
+        .message_attributes()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| {
+            let value = v.string_value()?;
+            Some((k.clone(), serde_json::json!({"stringValue": value, "dataType": v.data_type()})))
+        })
+        .collect();
     serde_json::json!({
         "messageId": m.message_id(), "receiptHandle": m.receipt_handle(), "body": m.body(),
-        "attributes": {"ApproximateReceiveCount": count}, "messageAttributes": {},
+        "attributes": attributes, "messageAttributes": message_attributes,
         "eventSource": "aws:sqs", "eventSourceARN": "", "awsRegion": std::env::var("AWS_REGION").unwrap_or_default()
     })
 }

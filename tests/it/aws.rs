@@ -150,14 +150,26 @@ impl Env {
                 .queue_url(url)
                 .max_number_of_messages(10)
                 .wait_time_seconds(1)
+                .message_system_attribute_names(aws_sdk_sqs::types::MessageSystemAttributeName::SenderId)
+                .message_attribute_names("All")
                 .send()
                 .await
                 .expect("receive");
             for m in got.messages() {
                 receipts.push(m.receipt_handle().unwrap_or_default().to_string());
+                let sender =
+                    m.attributes().and_then(|a| a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::SenderId));
+                let attributes: serde_json::Map<String, serde_json::Value> = (m
+                    .message_attributes()
+                    .into_iter()
+                    .flatten())
+                .filter_map(|(k, v)| {
+                    Some((k.clone(), serde_json::json!({"stringValue": v.string_value()?, "dataType": "String"})))
+                })
+                .collect();
                 records.push(serde_json::json!({
                     "messageId": m.message_id(), "receiptHandle": m.receipt_handle(), "body": m.body(),
-                    "attributes": {"ApproximateReceiveCount": "1"}, "messageAttributes": {},
+                    "attributes": {"ApproximateReceiveCount": "1", "SenderId": sender}, "messageAttributes": attributes,
                     "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q", "awsRegion": "us-east-1"
                 }));
             }

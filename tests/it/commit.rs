@@ -337,6 +337,8 @@ async fn concurrent_create_requests_register_the_first_definition_only() {
                 receipt: format!("r{i}"),
                 body: serde_json::to_string(r).unwrap(),
                 receive_count: 1,
+                sender: None,
+                sent_for: None,
             })
             .collect();
         let mut committer = Committer::new(h.engine.clone(), h.ports.clone());
@@ -395,6 +397,8 @@ async fn a_create_request_with_history_is_poison() {
         receipt: "r".into(),
         body: serde_json::to_string(&request).unwrap(),
         receive_count: 1,
+        sender: None,
+        sent_for: None,
     };
     let out = committer.commit(&[msg]).await;
     assert!(
@@ -428,7 +432,14 @@ async fn a_create_request_whose_log_names_other_files_is_poison() {
     metadata["metadata-log"] = serde_json::json!([{"metadata-file": victim, "timestamp-ms": 1}]);
     let body = serde_json::json!({"version": 1, "kind": "create", "table": "web.forged", "defined_by": "x",
                                   "metadata": metadata});
-    let msg = Message { id: "m".into(), receipt: "r".into(), body: body.to_string(), receive_count: 1 };
+    let msg = Message {
+        id: "m".into(),
+        receipt: "r".into(),
+        body: body.to_string(),
+        receive_count: 1,
+        sender: None,
+        sent_for: None,
+    };
     let out = committer.commit(&[msg]).await;
     assert!(
         matches!(&out.results[0].1, MessageResult::Poison { reason } if reason.contains("metadata log")),
@@ -464,7 +475,16 @@ async fn a_create_request_for_another_place_is_poison() {
             committer = committer.with_warehouse(&h.warehouse);
         }
         let body = serde_json::to_string(&request).unwrap();
-        let out = committer.commit(&[Message { id: "m".into(), receipt: "r".into(), body, receive_count: 1 }]).await;
+        let out = committer
+            .commit(&[Message {
+                id: "m".into(),
+                receipt: "r".into(),
+                body,
+                receive_count: 1,
+                sender: None,
+                sent_for: None,
+            }])
+            .await;
         assert!(
             matches!(&out.results[0].1, MessageResult::Poison { reason } if reason.contains("not under the warehouse")),
             "{:?}",

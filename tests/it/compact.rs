@@ -342,13 +342,18 @@ async fn stale_rewrite_rejected(case: Stale) {
             assert!(swept.orphans.contains(&f.path), "{} is the sweep's: {:?}", f.path, swept.orphans);
             assert!(h.ports.store.head(&f.path).await.is_err(), "{} swept", f.path);
         }
-        assert_eq!(contents(&h.ports, &cfg.table).await.event_ids(), current.event_ids(), "the sweep took nothing live");
+        assert_eq!(
+            contents(&h.ports, &cfg.table).await.event_ids(),
+            current.event_ids(),
+            "the sweep took nothing live"
+        );
     }
 }
 
 /// The orphan sweep of `table`, taking every unreachable file however young.
 async fn sweep_now(h: &Harness, table: &floe::TableIdent) -> floe::table::sweep::SweepReport {
-    let state = floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), table).await.unwrap().unwrap();
+    let state =
+        floe::table::load_table(h.ports.pointer.as_ref(), h.ports.store.as_ref(), table).await.unwrap().unwrap();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
     let future = now + 60_000;
     floe::table::sweep::sweep_orphans(h.ports.store.as_ref(), &state, future, false).await.expect("sweep")

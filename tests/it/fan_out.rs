@@ -221,7 +221,14 @@ async fn a_share_that_is_bad_or_expired_runs_nothing_and_only_a_bad_one_fails() 
     };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
     let all: Vec<String> = plan.shares(usize::MAX).remove(0).partitions;
-    let message = |id: &str, body: String| Message { id: id.into(), receipt: id.into(), body, receive_count: 1 };
+    let message = |id: &str, body: String| Message {
+        id: id.into(),
+        receipt: id.into(),
+        body,
+        receive_count: 1,
+        sender: None,
+        sent_for: None,
+    };
     let msgs = [
         message("expired", share(now - 3_600_000, "ev.shares", all.clone())),
         message("not-json", "{\"partitions\": 3}".into()),

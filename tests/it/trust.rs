@@ -12,7 +12,7 @@ use floe::adapters::aws::{self, Catalog, SqsQueue};
 use floe::config::EngineConfig;
 use floe::handlers::{Router, handle_committer_with, handle_writer};
 use floe::message::{FileManifest, SourceRef, batch_key};
-use floe::pipeline::commit::{Committer, Tables};
+use floe::pipeline::commit::{Committer, Senders, Tables};
 use floe::ports::{Ports, Queue};
 use floe::sample::{self, EventsSpec};
 use tokio::sync::Mutex;
@@ -109,7 +109,8 @@ async fn forged_messages_are_refused_with_their_reason_and_change_nothing() {
         .await
         .unwrap()
         .unwrap();
-    let (a_before, b_before) = (contents(&ports, &a.parse().unwrap()).await, contents(&ports, &b.parse().unwrap()).await);
+    let (a_before, b_before) =
+        (contents(&ports, &a.parse().unwrap()).await, contents(&ports, &b.parse().unwrap()).await);
     let a_loc = sa.metadata.location().to_string();
     let a_file = a_before.files[0].0.clone();
     let b_file = b_before.files[0].0.clone();
@@ -188,7 +189,8 @@ async fn forged_messages_are_refused_with_their_reason_and_change_nothing() {
     forged.push((format!("floe-claim-check:{a_metadata}"), "is not a claim object"));
     forged.push((format!("floe-claim-check:{big_claim}"), "past the limit"));
     forged.push((r#"{"version":1,"table":"../../etc.passwd","batch_id":"x"}"#.to_string(), "NAMESPACE.NAME"));
-    let create = floe::message::CreateRequest::new("trust.c".parse().unwrap(), "s3://x/y".into(), (*sa.metadata).clone());
+    let create =
+        floe::message::CreateRequest::new("trust.c".parse().unwrap(), "s3://x/y".into(), (*sa.metadata).clone());
     forged.push((serde_json::to_string(&create).unwrap(), "not one this deployment routes"));
     // A well-named stale request: not refused (a compactor that lost a race sends it), but
     // nothing it names is deleted.
@@ -244,6 +246,126 @@ async fn forged_messages_are_refused_with_their_reason_and_change_nothing() {
     pyiceberg_check("dynamodb", &table, b, "--ids-file", &b_before.event_ids().join("\n"));
 }
 
+/// Each kind of message only from the role that sends it (SQS's `SenderId`, as the Lambda event
+/// carries it): an append or a create from a writer, a rewrite from a compactor; the queue's
+/// policy alone lets each of them send both. moto stamps every message with one sender id, so
+/// the records are stamped here as SQS would have stamped them. A copy the committer sends (a
+/// contended message) records its original's sender and is admitted as that sender; that record
+/// is believed on no one else's message.
+#[tokio::test]
+async fn each_kind_of_message_is_admitted_only_from_the_role_that_sends_it() {
+    const WRITER: &str = "AROAWRITER0000000001:trust-writer";
+    const COMPACTOR: &str = "AROACOMPACTOR0000001:trust-compactor";
+    const COMMITTER: &str = "AROACOMMITTER0000001:trust-committer";
+    const ATTACKER: &str = "AROAOTHERROLE0000001:someone";
+    let env = Env::new(Catalog::DynamoDb).await;
+    let ports: Ports = aws::connect(&env.settings).await.expect("connect");
+    let table = "trust.s";
+    let keys = put_sources(&env, "s", 21, 2).await;
+    let manifests = write_through(&env, &ports, table, &keys).await;
+    assert_eq!(manifests.len(), 1);
+    let senders =
+        Senders::new(["AROAWRITER0000000001".into()], ["AROACOMPACTOR0000001".into()], "AROACOMMITTER0000001".into());
+    let engine = EngineConfig { lock_wait: Duration::from_millis(300), ..EngineConfig::default() };
+    let tables = Tables::new(Router::new(None, table.parse().unwrap()), []);
+    let committer = Mutex::new(Committer::new(engine, ports.clone()).with_tables(tables).with_senders(senders));
+    let queue = SqsQueue::new(env.clients.sqs.clone(), &env.settings.commit_queue_url)
+        .with_claim_check(ports.store.clone(), &env.settings.claim_check_prefix);
+    let requeue = SqsQueue::new(env.clients.sqs.clone(), &env.queue("ingest").await.0);
+    let (dlq_url, _) = env.queue("commit-dlq").await;
+    let dlq = SqsQueue::new(env.clients.sqs.clone(), &dlq_url);
+    let good = manifests[0].clone();
+    // Distinct bodies of each kind (the sender is checked before anything else).
+    let append = |n: u32| {
+        let mut m = FileManifest::from_json(&good).unwrap();
+        m.batch_id = format!("forged-{n}");
+        m.to_json().unwrap()
+    };
+    let rewrite = serde_json::json!({
+        "version": 1, "kind": "rewrite", "table": table, "task_id": "feedface", "planned_snapshot_id": 1,
+        "data_sequence_number": 1, "level": 1, "schema_id": 0, "spec_id": 0, "removed": [], "removed_rows": 0,
+        "duplicates": 0, "applies_deletes": true, "knows_late": true, "added": [], "written_ms": 1,
+    })
+    .to_string();
+    // (body, SenderId, floe-sent-for, the reason it is refused, whom its dead letter names)
+    let cases: Vec<(String, Option<&str>, Option<&str>, &str, Option<&str>)> = vec![
+        (append(1), Some(COMPACTOR), None, "may not send appends or creates", Some(COMPACTOR)),
+        (rewrite.clone(), Some(WRITER), None, "may not send rewrites", Some(WRITER)),
+        (append(2), Some(COMMITTER), None, "names no original sender", None),
+        (append(3), Some(COMMITTER), Some(COMPACTOR), "(sent on by the committer", Some(COMPACTOR)),
+        // A forged record of a writer as the original sender, on another role's message.
+        (append(4), Some(ATTACKER), Some(WRITER), "sender AROAOTHERROLE0000001:someone may not", Some(ATTACKER)),
+        (append(5), None, None, "carries no sender id", None),
+    ];
+    for (body, ..) in &cases {
+        queue.send(body.clone()).await.expect("send");
+    }
+    let (mut event, receipts) =
+        env.sqs_event(&env.settings.commit_queue_url, cases.len(), Duration::from_secs(10)).await;
+    for record in event["Records"].as_array_mut().unwrap() {
+        let (_, sender, sent_for, ..) = cases.iter().find(|c| c.0 == record["body"].as_str().unwrap()).unwrap();
+        stamp(record, *sender, *sent_for);
+    }
+    let ev = serde_json::from_value(event).expect("sqs event");
+    let response = handle_committer_with(&committer, &queue, &requeue, Some(&dlq), ev).await;
+    env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    let dead = dead_letters_sent_for(&env, &dlq_url, cases.len()).await;
+    assert_eq!(dead.len(), cases.len(), "{dead:#?}");
+    for (body, _, _, why, named) in &cases {
+        let (reason, sent_for) = &dead[body];
+        assert!(reason.contains(why), "{body:.80}: {reason}");
+        assert_eq!(sent_for.as_deref(), *named, "{body:.80}: its dead letter's sender");
+    }
+    let ident: floe::TableIdent = table.parse().unwrap();
+    assert!(contents(&ports, &ident).await.event_ids().is_empty(), "nothing committed");
+
+    // The writer's manifest meets a held lock: sent again, for the writer.
+    let entity = format!("floe-committer/{table}");
+    let lease = ports.lock.try_acquire(&entity, "intruder", Duration::from_secs(300)).await.expect("acquire");
+    let lease = lease.expect("free");
+    queue.send(good.clone()).await.expect("send");
+    let (mut event, receipts) = env.sqs_event(&env.settings.commit_queue_url, 1, Duration::from_secs(10)).await;
+    stamp(&mut event["Records"][0], Some(WRITER), None);
+    let response =
+        handle_committer_with(&committer, &queue, &requeue, Some(&dlq), serde_json::from_value(event).unwrap()).await;
+    env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    ports.lock.release(&lease).await.expect("release");
+    let (mut event, receipts) = env.sqs_event(&env.settings.commit_queue_url, 1, Duration::from_secs(10)).await;
+    let record = &mut event["Records"][0];
+    assert_eq!(record["body"].as_str(), Some(good.as_str()), "the copy is the manifest");
+    assert_eq!(record["messageAttributes"]["floe-sent-for"]["stringValue"], WRITER, "the copy names its sender");
+    // SQS names the committer as the copy's sender; the committer admits it as the writer's.
+    let sent_for = record["messageAttributes"]["floe-sent-for"]["stringValue"].as_str().map(str::to_string);
+    stamp(record, Some(COMMITTER), sent_for.as_deref());
+    let response =
+        handle_committer_with(&committer, &queue, &requeue, Some(&dlq), serde_json::from_value(event).unwrap()).await;
+    env.delete_all(&env.settings.commit_queue_url, &receipts).await;
+    assert!(response.batch_item_failures.is_empty(), "{:?}", response.batch_item_failures);
+    let mut expected = vec![];
+    for key in &keys {
+        expected.extend(crate::common::event_ids_of(&fetch(&env, key).await));
+    }
+    expected.sort();
+    let mut got = contents(&ports, &ident).await.event_ids();
+    got.sort();
+    assert_eq!(got, expected, "the writer's rows, once");
+    pyiceberg_check("dynamodb", &env.settings.catalog_table, table, "--ids-file", &got.join("\n"));
+}
+
+/// Sets a record's `SenderId` and `floe-sent-for` as SQS would deliver them.
+fn stamp(record: &mut serde_json::Value, sender: Option<&str>, sent_for: Option<&str>) {
+    record["attributes"]["SenderId"] = sender.map_or(serde_json::Value::Null, |s| s.into());
+    if sender.is_none() {
+        record["attributes"].as_object_mut().unwrap().remove("SenderId");
+    }
+    record["messageAttributes"] = match sent_for {
+        Some(s) => serde_json::json!({"floe-sent-for": {"stringValue": s, "dataType": "String"}}),
+        None => serde_json::json!({}),
+    };
+}
+
 /// The committer function as its event source mapping runs it, with a dead-letter queue.
 struct Handler<'a> {
     env: &'a Env,
@@ -292,6 +414,12 @@ async fn queue_depth(env: &Env) -> usize {
 
 /// The dead-letter queue's messages: body → the reason in their `floe-refused` attribute.
 async fn dead_letters(env: &Env, url: &str, want: usize) -> BTreeMap<String, String> {
+    dead_letters_sent_for(env, url, want).await.into_iter().map(|(body, (reason, _))| (body, reason)).collect()
+}
+
+/// The dead-letter queue's messages: body → the reason and whom the committer sent it for
+/// (`floe-refused`, `floe-sent-for`).
+async fn dead_letters_sent_for(env: &Env, url: &str, want: usize) -> BTreeMap<String, (String, Option<String>)> {
     let mut out = BTreeMap::new();
     for _ in 0..20 {
         let got = env
@@ -306,8 +434,12 @@ async fn dead_letters(env: &Env, url: &str, want: usize) -> BTreeMap<String, Str
             .await
             .expect("receive");
         for m in got.messages() {
-            let reason = m.message_attributes().and_then(|a| a.get("floe-refused")).and_then(|v| v.string_value());
-            out.insert(m.body().unwrap_or_default().to_string(), reason.unwrap_or("(no reason)").to_string());
+            let attribute = |name| m.message_attributes().and_then(|a| a.get(name)).and_then(|v| v.string_value());
+            let reason = attribute("floe-refused").unwrap_or("(no reason)").to_string();
+            out.insert(
+                m.body().unwrap_or_default().to_string(),
+                (reason, attribute("floe-sent-for").map(str::to_string)),
+            );
         }
         if out.len() >= want {
             break;
@@ -345,7 +477,8 @@ async fn rest_secrets_are_read_by_arn_from_secrets_manager_or_an_ssm_secure_stri
     };
     let secure = put(format!("/floe/{}/token", env.suffix), aws_sdk_ssm::types::ParameterType::SecureString).await;
     let plain = put(format!("/floe/{}/plain", env.suffix), aws_sdk_ssm::types::ParameterType::String).await;
-    let lookup = |pairs: Vec<(&'static str, String)>| move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone());
+    let lookup =
+        |pairs: Vec<(&'static str, String)>| move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone());
 
     let got = resolve(sdk, &lookup(vec![("FLOE_REST_CREDENTIAL_ARN", secret_arn.clone())])).await.expect("secret");
     assert_eq!(got.get("FLOE_REST_CREDENTIAL").map(String::as_str), Some("client:s3cret"));

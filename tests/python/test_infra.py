@@ -312,7 +312,10 @@ def deployed(request, moto, tmp_path_factory):
               "-var", "force_destroy=true", "-var", "deletion_protection=false", "-var", f"name_prefix={prefix}",
               # moto's event source mappings take messages off the queues and "invoke" functions it
               # cannot run: paused, so that `floe run-function` is what feeds the functions.
-              "-var", "event_sources_enabled=false", "-var", f"catalog={catalog}"]
+              "-var", "event_sources_enabled=false", "-var", f"catalog={catalog}",
+              # moto stamps one sender id on every message, no role's: the committer's sender
+              # check is off, as make deploy-local has it (its settings: the queue policy test).
+              "-var", "check_sender_ids=false"]
     terraform("apply", "-auto-approve", "-input=false", "-no-color", f"-state={state}", *tfvars, env=env, data_dir=data)
     # One recording proxy in front of moto per function: the end-to-end test runs each function
     # through its own, and test_each_function_calls_only_what_its_role_grants reads what it saw.
@@ -718,6 +721,23 @@ def test_queues_accept_only_their_senders_and_a_kms_alias_resolves_to_its_key(mo
         names = {"ingest": "ingest", "commit": "commit", "share": "compact-share", "ingest_dlq": "ingest-dlq",
                  "commit_dlq": "commit-dlq", "share_dlq": "compact-share-dlq"}
         assert set(policies) == set(names), sorted(policies)
+        # The committer binds each kind of message to its role by SQS's sender id: appends and
+        # creates the writer's, rewrites the compactor's (and the operators' ids), its own copies.
+        ids = {a.split('"')[1]: v["unique_id"] for a, v in res.items() if ".aws_iam_role.function[" in a}
+        assert all(i.startswith("AROA") for i in ids.values()), ids
+        committer_env = lambda p: {c["address"]: c["change"]["after"] for c in p["resource_changes"]}[  # noqa: E731
+            'module.floe.aws_lambda_function.function["committer"]']["environment"][0]["variables"]
+        env = committer_env(plan)
+        assert env["FLOE_APPEND_SENDERS"] == ids["writer"], env
+        assert env["FLOE_REWRITE_SENDERS"] == ids["compactor"], env
+        assert env["FLOE_COMMITTER_SENDER"] == ids["committer"], env
+        ops_id = "AROAOPSREDRIVE000001"
+        env = committer_env(planner.plan("-var", f'commit_sender_ids=["{ops_id}"]'))
+        assert env["FLOE_APPEND_SENDERS"] == f"{ids['writer']},{ops_id}", env
+        assert env["FLOE_REWRITE_SENDERS"] == f"{ids['compactor']},{ops_id}", env
+        env = committer_env(planner.plan("-var", "check_sender_ids=false"))
+        assert not {"FLOE_APPEND_SENDERS", "FLOE_REWRITE_SENDERS", "FLOE_COMMITTER_SENDER"} & set(env), env
+        refused("commit_sender_ids must be principal ids", "-var", f'commit_sender_ids=["{ops_commit}"]')
         landing = f"arn:aws:s3:::{prefix}-landing-{acct}-us-east-1"
         senders = {
             "ingest": {roles["committer"], ops_ingest},

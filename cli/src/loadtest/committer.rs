@@ -115,7 +115,10 @@ impl Bench {
             serde_json::from_slice(&std::fs::read(path).with_context(|| path.display().to_string())?)
                 .with_context(|| format!("{} is not a template made by --make-template", path.display()))?;
         let (raw, engine, table, objs) = warehouse(a, work, 1).await?;
-        let sample = floe::pipeline::write::write(&engine, &raw, &table, objs).await?.manifest.context("the sample batch wrote no file")?;
+        let sample = floe::pipeline::write::write(&engine, &raw, &table, objs)
+            .await?
+            .manifest
+            .context("the sample batch wrote no file")?;
         let first = sample.files.first().context("the sample batch wrote no file")?;
         let file = (raw.store.get(&first.path).await?, first.record_count);
         let location = table.location.trim_end_matches('/').to_string();

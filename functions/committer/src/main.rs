@@ -21,8 +21,7 @@ async fn main() -> Result<(), Error> {
     let requeue = SqsQueue::new(clients.sqs.clone(), settings.ingest_queue()?);
     let engine = EngineConfig::from_lookup(floe::settings::env)?;
     let env = committer_env(floe::settings::env, ports.store.as_ref(), &clients).await?;
-    let committer =
-        Mutex::new(Committer::new(engine, ports).with_warehouse(&settings.warehouse).with_tables(env.tables.clone()));
+    let committer = Mutex::new(env.admitting(Committer::new(engine, ports).with_warehouse(&settings.warehouse)));
     let (committer, queue, requeue, emf, dlq) = (&committer, &queue, &requeue, &emf, env.dead_letters.as_ref());
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<SqsEvent>| async move {
         let out = handle_committer_with(committer, queue, requeue, dlq, ev.payload).await;

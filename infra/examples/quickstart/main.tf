@@ -63,6 +63,8 @@ module "floe" {
   warehouse_versioning    = var.warehouse_versioning
   ingest_senders          = var.ingest_senders
   commit_senders          = var.commit_senders
+  check_sender_ids        = var.check_sender_ids
+  commit_sender_ids       = var.commit_sender_ids
   s3tables_namespaces     = var.s3tables_namespaces
   rest_uri                = var.rest_uri
   rest_warehouse          = var.rest_warehouse

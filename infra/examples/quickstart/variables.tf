@@ -225,6 +225,18 @@ variable "commit_senders" {
   default     = []
 }
 
+variable "check_sender_ids" {
+  description = "The committer admits each kind of message only from the role that sends it, by SQS's sender id. Off only on an emulator (make deploy-local turns it off): LocalStack and moto stamp one id on every message."
+  type        = bool
+  default     = true
+}
+
+variable "commit_sender_ids" {
+  description = "Unique ids (AROA...) of the operators' roles in commit_senders, whose redriven messages the committer admits as any kind."
+  type        = list(string)
+  default     = []
+}
+
 variable "landing_expiration_days" {
   description = "Days landed Avro objects are kept (null: forever; the module's own default). Also bounds the ledger's records (FLOE_LEDGER_TTL_DAYS): see infra/README.md, \"Storage that stops growing\", before you change it on a deployment with data."
   type        = number

@@ -11,7 +11,7 @@ use tracing::{error, warn};
 use super::{backoff, failures};
 use crate::adapters::aws::SqsQueue;
 use crate::fault::FaultPoint;
-use crate::pipeline::commit::{Committer, MessageResult, Tables};
+use crate::pipeline::commit::{Committer, MessageResult, Senders, Tables};
 use crate::ports::{Message, ObjectStore, Queue};
 use crate::route::Router;
 use crate::{PortError, Result};
@@ -31,10 +31,24 @@ pub struct CommitterEnv {
     /// queue's dead-letter queue); without one it fails until the queue's redrive policy moves it
     /// there, and its reason is only in the log.
     pub dead_letters: Option<SqsQueue>,
+    /// Who may send which messages (`FLOE_APPEND_SENDERS`, `FLOE_REWRITE_SENDERS`,
+    /// `FLOE_COMMITTER_SENDER`); `None`: any sender the queue's policy lets through.
+    pub senders: Option<Senders>,
+}
+
+impl CommitterEnv {
+    /// `committer`, admitting only the tables and senders these settings name.
+    pub fn admitting(&self, committer: Committer) -> Committer {
+        let committer = committer.with_tables(self.tables.clone());
+        match &self.senders {
+            Some(senders) => committer.with_senders(senders.clone()),
+            None => committer,
+        }
+    }
 }
 
 /// The committer function's settings, looked up through `var`: `FLOE_CONFIG`,
-/// `FLOE_DEFAULT_TABLE`, `FLOE_COMPACT_TABLES`, `FLOE_DLQ_URL`.
+/// `FLOE_DEFAULT_TABLE`, `FLOE_COMPACT_TABLES`, `FLOE_DLQ_URL` and the senders'.
 pub async fn committer_env(
     var: impl Fn(&str) -> Option<String>,
     store: &dyn ObjectStore,
@@ -51,7 +65,61 @@ pub async fn committer_env(
     Ok(CommitterEnv {
         tables: Tables::new(Router::new(config, default), compacted),
         dead_letters: vars.get("FLOE_DLQ_URL").map(|url| SqsQueue::new(clients.sqs.clone(), &url)),
+        senders: senders(&vars)?,
     })
+}
+
+/// The senders' settings: principal ids (a role's unique id, `AROA…`, or a user's, `AIDA…`),
+/// comma-separated. `FLOE_APPEND_SENDERS` and `FLOE_COMMITTER_SENDER` go together;
+/// `FLOE_REWRITE_SENDERS` may be left out where nothing compacts (no rewrite is then admitted).
+pub(super) fn senders(vars: &crate::settings::Vars) -> Result<Option<Senders>> {
+    let ids = |name: &str| -> Result<Option<Vec<String>>> {
+        let Some(list) = vars.get(name) else { return Ok(None) };
+        list.split(',')
+            .map(|id| {
+                let id = id.trim();
+                if !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric()) {
+                    Ok(id.to_string())
+                } else {
+                    Err(crate::Error::Config(format!(
+                        "{name} must list principal ids (a role's unique id, AROA…, or a user's), comma-separated, \
+                         got `{id}`"
+                    )))
+                }
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    };
+    let (appends, rewrites, committer) =
+        (ids("FLOE_APPEND_SENDERS")?, ids("FLOE_REWRITE_SENDERS")?, ids("FLOE_COMMITTER_SENDER")?);
+    match (appends, rewrites, committer) {
+        (None, None, None) => {
+            warn!(
+                "FLOE_APPEND_SENDERS is not set: the committer admits appends and rewrites from any sender the commit \
+                 queue's policy lets through"
+            );
+            Ok(None)
+        }
+        (Some(appends), rewrites, Some(committer)) if committer.len() == 1 => {
+            Ok(Some(Senders::new(appends, rewrites.unwrap_or_default(), committer.concat())))
+        }
+        (_, _, Some(committer)) if committer.len() != 1 => {
+            Err(crate::Error::Config("FLOE_COMMITTER_SENDER must be one principal id, the committer role's".into()))
+        }
+        _ => Err(crate::Error::Config(
+            "FLOE_APPEND_SENDERS and FLOE_COMMITTER_SENDER go together (the committer's own copies name their \
+             original's sender): set both, or neither"
+                .into(),
+        )),
+    }
+}
+
+/// A record's sender, as SQS vouches for it, and the original's sender a committer's copy
+/// records ([`Message::sender`], [`Message::sent_for`]).
+fn senders_of(m: &aws_lambda_events::event::sqs::SqsMessage) -> (Option<String>, Option<String>) {
+    let sent_for =
+        m.message_attributes.get(crate::adapters::aws::SENT_FOR_ATTRIBUTE).and_then(|a| a.string_value.clone());
+    (m.attributes.get("SenderId").cloned(), sent_for)
 }
 
 /// A record of a committer event that cannot be read.
@@ -92,8 +160,11 @@ async fn commit_message(
         let reason = format!("this invocation holds {CLAIM_BYTES_PER_INVOCATION} bytes of claim checks already");
         return Err(Unread { id, reason, refused: false });
     }
+    let (sender, sent_for) = senders_of(m);
     match queue.resolve(raw).await {
         Ok(body) => Ok(Message {
+            sender,
+            sent_for,
             id,
             receipt: m.receipt_handle.clone().unwrap_or_default(),
             receive_count: m.attributes.get("ApproximateReceiveCount").and_then(|c| c.parse().ok()).unwrap_or(1),
@@ -160,6 +231,27 @@ pub async fn handle_committer_with(
     committer.lock().await.faults().hit(FaultPoint::CommitterBeforeAck).await;
     let raw =
         |id: &str| event.records.iter().find(|r| r.message_id.as_deref() == Some(id)).and_then(|r| r.body.clone());
+    // Who each message's copies (sent again, or to the dead-letter queue) are sent for.
+    let origins: std::collections::HashMap<String, String> = {
+        let committer = committer.lock().await;
+        event
+            .records
+            .iter()
+            .filter_map(|r| {
+                let (sender, sent_for) = senders_of(r);
+                let m = Message {
+                    id: String::new(),
+                    receipt: String::new(),
+                    body: String::new(),
+                    receive_count: 1,
+                    sender,
+                    sent_for,
+                };
+                Some((r.message_id.clone()?, committer.origin(&m)?.to_string()))
+            })
+            .collect()
+    };
+    let origin = |id: &str| origins.get(id).map(String::as_str);
     let mut settled = vec![];
     for (id, r) in outcome.results {
         if !matches!(r, MessageResult::Contended | MessageResult::Poison { .. }) {
@@ -168,7 +260,7 @@ pub async fn handle_committer_with(
         match r {
             MessageResult::Contended => {
                 let sent = match raw(&id) {
-                    Some(body) => queue.send(body).await.map_err(|e| e.to_string()),
+                    Some(body) => queue.send_for(body, origin(&id)).await.map_err(|e| e.to_string()),
                     None => Err("the message vanished from the event".into()),
                 };
                 if let Err(e) = sent {
@@ -192,7 +284,7 @@ pub async fn handle_committer_with(
     }
     for (id, reason) in refused {
         let sent = match (dead_letters, raw(&id)) {
-            (Some(dlq), Some(body)) => dlq.send_refused(body, &reason).await.map_err(|e| e.to_string()),
+            (Some(dlq), Some(body)) => dlq.send_refused(body, &reason, origin(&id)).await.map_err(|e| e.to_string()),
             (Some(_), None) => Err("the message vanished from the event".into()),
             (None, _) => Err("no dead-letter queue (FLOE_DLQ_URL): left to the queue's redrive policy".into()),
         };
@@ -221,7 +313,10 @@ pub async fn handle_committer_with(
 const SOURCES_PER_NOTIFICATION: usize = 10;
 
 /// Sends `sources` back to the writers' queue, a few per notification.
-pub(super) async fn send_notifications(queue: &dyn Queue, sources: &[crate::message::SourceRef]) -> Result<(), PortError> {
+pub(super) async fn send_notifications(
+    queue: &dyn Queue,
+    sources: &[crate::message::SourceRef],
+) -> Result<(), PortError> {
     for chunk in sources.chunks(SOURCES_PER_NOTIFICATION) {
         queue.send(notification_for(chunk)).await?;
     }
@@ -257,3 +352,66 @@ pub fn notification_for(sources: &[crate::message::SourceRef]) -> String {
     serde_json::json!({ "Records": records }).to_string()
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::CommitRequest;
+
+    fn parse(pairs: &[(&str, &str)]) -> Result<Option<Senders>> {
+        let lookup = |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
+        senders(&crate::settings::Vars::new(&lookup))
+    }
+
+    fn message(sender: Option<&str>, sent_for: Option<&str>) -> Message {
+        let (sender, sent_for) = (sender.map(str::to_string), sent_for.map(str::to_string));
+        Message { id: "m".into(), receipt: "r".into(), body: String::new(), receive_count: 1, sender, sent_for }
+    }
+
+    #[test]
+    fn sender_settings_go_together_and_hold_only_ids() {
+        assert!(parse(&[]).unwrap().is_none(), "unset: not checked");
+        let both = [("FLOE_APPEND_SENDERS", "AROAW1, AROAOPS"), ("FLOE_COMMITTER_SENDER", "AROAC")];
+        assert!(parse(&both).unwrap().is_some());
+        for (bad, says) in [
+            (&[("FLOE_APPEND_SENDERS", "AROAW1")][..], "go together"),
+            (&[("FLOE_COMMITTER_SENDER", "AROAC")][..], "go together"),
+            (&[("FLOE_REWRITE_SENDERS", "AROAK"), ("FLOE_COMMITTER_SENDER", "AROAC")][..], "go together"),
+            (
+                &[("FLOE_APPEND_SENDERS", "arn:aws:iam::1:role/w"), ("FLOE_COMMITTER_SENDER", "AROAC")][..],
+                "principal ids",
+            ),
+            (&[("FLOE_APPEND_SENDERS", "AROAW1,,AROAW2"), ("FLOE_COMMITTER_SENDER", "AROAC")][..], "principal ids"),
+            (&[("FLOE_APPEND_SENDERS", "AROAW1"), ("FLOE_COMMITTER_SENDER", "AROAC,AROAD")][..], "one principal"),
+        ] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn each_kind_is_admitted_from_its_role_and_copies_as_their_original() {
+        let senders = Senders::new(["AROAW".into()], ["AROAK".into()], "AROAC".into());
+        let event: SqsEvent =
+            serde_json::from_str(include_str!("../../../events/committer/commit-batch.json")).unwrap();
+        let append = CommitRequest::from_json(event.records[0].body.as_deref().unwrap()).unwrap();
+        let (sender, sent_for) = senders_of(&event.records[0]);
+        assert_eq!((sender.as_deref(), sent_for), (Some("AROAEXAMPLEWRITER:floe-writer"), None), "as Lambda gives it");
+        let ok = |m: &Message| senders.admit(&append, m);
+        assert!(ok(&message(Some("AROAW:writer-fn"), None)).is_ok());
+        assert!(ok(&message(Some("AROAW"), None)).is_ok(), "a bare id (a user's) matches too");
+        assert!(ok(&message(Some("AROAC:committer-fn"), Some("AROAW:writer-fn"))).is_ok(), "the committer's copy");
+        for (m, says) in [
+            (message(Some("AROAK:compactor-fn"), None), "may not send appends"),
+            (message(Some("AROAWX:writer-fn"), None), "may not send appends"),
+            (message(Some("AROAX:other"), Some("AROAW:writer-fn")), "sender AROAX:other may not"),
+            (message(Some("AROAC:committer-fn"), None), "names no original sender"),
+            (message(Some("AROAC:committer-fn"), Some("AROAC:committer-fn")), "may not send appends"),
+            (message(None, Some("AROAW")), "no sender id"),
+        ] {
+            let e = ok(&m).unwrap_err();
+            assert!(e.contains(says), "{m:?}: {e}");
+        }
+        assert_eq!(senders.origin(&message(Some("AROAX:other"), Some("AROAW"))), Some("AROAX:other"));
+        assert_eq!(senders.origin(&message(Some("AROAC:c"), Some("AROAW:w"))), Some("AROAW:w"));
+    }
+}

@@ -8,8 +8,8 @@
 
 pub mod backfill;
 pub mod backoff;
-pub mod compactor;
 mod committer;
+pub mod compactor;
 mod notification;
 mod writer;
 
@@ -23,7 +23,9 @@ use crate::pipeline::write::{quarantine, write_rows};
 use crate::ports::{ObjectMeta, ObjectStore, Ports, Queue};
 use crate::table::WriterTables;
 use crate::{Error, PortError, Result, TableIdent};
-pub use committer::{CommitterEnv, commit_messages, committer_env, handle_committer, handle_committer_with, notification_for};
+pub use committer::{
+    CommitterEnv, commit_messages, committer_env, handle_committer, handle_committer_with, notification_for,
+};
 pub use notification::{WriterInput, decode_key, objects_in_notification, writer_input};
 pub use writer::writer_table;
 

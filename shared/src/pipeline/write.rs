@@ -614,4 +614,3 @@ pub(crate) async fn put_data_file(
 pub(crate) fn oldest(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     Some(a?.min(b?))
 }
-

@@ -18,6 +18,14 @@ pub struct Message {
     pub body: String,
     /// How many times this message has been delivered, this delivery included.
     pub receive_count: u32,
+    /// The principal that sent it, as the queue vouches for it (SQS's `SenderId`: a role's
+    /// unique id and the session, `AROA…:name`, or a user's id); `None` where the queue says
+    /// nothing (embedded mode's queue is the process's own).
+    pub sender: Option<String>,
+    /// On a copy the committer sent again (a contended message, or a refused one in the
+    /// dead-letter queue), the sender of the original, as the committer recorded it: believed
+    /// only when `sender` is the committer itself.
+    pub sent_for: Option<String>,
 }
 
 /// An at-least-once queue.

@@ -23,7 +23,7 @@ pub use dynamodb_table_pointer::DynamoDbTablePointer;
 pub use glue_table_pointer::GlueTablePointer;
 pub use s3_object_store::{S3ObjectStore, split_s3_uri};
 pub use s3tables_table_pointer::S3TablesPointer;
-pub use sqs_queue::{CLAIM_CHECK_THRESHOLD, SqsQueue};
+pub use sqs_queue::{CLAIM_CHECK_THRESHOLD, SENT_FOR_ATTRIBUTE, SqsQueue};
 
 use crate::ports::{NoopMetrics, ObjectStore, Ports, RetryPolicy, TablePointer};
 use crate::{Error, PortError, Result};

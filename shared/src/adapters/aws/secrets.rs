@@ -101,8 +101,13 @@ mod tests {
         assert_eq!(place("X", sm).unwrap(), Place::SecretsManager { region: "eu-west-1".into() });
         let ssm = "arn:aws:ssm:us-east-1:123456789012:parameter/floe/rest";
         assert_eq!(place("X", ssm).unwrap(), Place::Ssm { region: "us-east-1".into() });
-        for bad in ["floe/rest", "arn:aws:s3:::bucket/key", "arn:aws:ssm:us-east-1:1:document/x", "arn:aws:kms::1:key/x"] {
-            assert!(place("FLOE_REST_TOKEN_ARN", bad).unwrap_err().to_string().contains("FLOE_REST_TOKEN_ARN"), "{bad}");
+        for bad in
+            ["floe/rest", "arn:aws:s3:::bucket/key", "arn:aws:ssm:us-east-1:1:document/x", "arn:aws:kms::1:key/x"]
+        {
+            assert!(
+                place("FLOE_REST_TOKEN_ARN", bad).unwrap_err().to_string().contains("FLOE_REST_TOKEN_ARN"),
+                "{bad}"
+            );
         }
     }
 }

@@ -26,6 +26,19 @@ pub(crate) const MAX_CLAIM_BYTES: u64 = 32 << 20;
 /// The message attribute naming why a message was refused, on its copy in a dead-letter queue.
 pub(crate) const REFUSED_ATTRIBUTE: &str = "floe-refused";
 
+/// The message attribute naming the original's sender on a copy the committer sends (a contended
+/// message sent again, a refused one in the dead-letter queue): [`Message::sent_for`].
+pub const SENT_FOR_ATTRIBUTE: &str = "floe-sent-for";
+
+/// A string message attribute.
+fn string_attribute(value: String) -> Result<aws_sdk_sqs::types::MessageAttributeValue, PortError> {
+    aws_sdk_sqs::types::MessageAttributeValue::builder()
+        .data_type("String")
+        .string_value(value)
+        .build()
+        .map_err(|e| PortError::Invalid(format!("message attribute: {e}")))
+}
+
 /// An SQS queue.
 #[derive(Clone)]
 pub struct SqsQueue {
@@ -82,6 +95,8 @@ impl Queue for SqsQueue {
                 .max_number_of_messages((max - out.len()).min(10) as i32)
                 .visibility_timeout(visibility.as_secs().max(1) as i32)
                 .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+                .message_system_attribute_names(MessageSystemAttributeName::SenderId)
+                .message_attribute_names(SENT_FOR_ATTRIBUTE)
                 .send()
                 .await
                 .map_err(|e| error::map("receive", e))?;
@@ -96,11 +111,19 @@ impl Queue for SqsQueue {
                     .and_then(|c| c.parse().ok())
                     .unwrap_or(1);
                 let body = self.resolve(m.body().unwrap_or_default()).await?;
+                let sender = m.attributes().and_then(|a| a.get(&MessageSystemAttributeName::SenderId)).cloned();
+                let sent_for = m
+                    .message_attributes()
+                    .and_then(|a| a.get(SENT_FOR_ATTRIBUTE))
+                    .and_then(|v| v.string_value())
+                    .map(str::to_string);
                 out.push(Message {
                     id: m.message_id().unwrap_or_default().to_string(),
                     receipt: m.receipt_handle().unwrap_or_default().to_string(),
                     body,
                     receive_count: count,
+                    sender,
+                    sent_for,
                 });
             }
         }
@@ -187,22 +210,33 @@ impl SqsQueue {
 
     /// Sends `body` (a refused message, as it arrived) with why it was refused in the
     /// [`REFUSED_ATTRIBUTE`] message attribute, so that its copy in a dead-letter queue says why
-    /// and a redrive delivers it unchanged.
-    pub async fn send_refused(&self, body: String, reason: &str) -> Result<(), PortError> {
+    /// and a redrive delivers it unchanged; `sent_for` is the original's sender
+    /// ([`SENT_FOR_ATTRIBUTE`]).
+    pub async fn send_refused(&self, body: String, reason: &str, sent_for: Option<&str>) -> Result<(), PortError> {
         let reason: String = reason.chars().take(4096).collect();
-        let attribute = aws_sdk_sqs::types::MessageAttributeValue::builder()
-            .data_type("String")
-            .string_value(reason)
-            .build()
-            .map_err(|e| PortError::Invalid(format!("refusal attribute: {e}")))?;
-        self.client
-            .send_message()
-            .queue_url(&self.url)
-            .message_body(body)
-            .message_attributes(REFUSED_ATTRIBUTE, attribute)
-            .send()
+        self.send_with(body, [(REFUSED_ATTRIBUTE, Some(reason)), (SENT_FOR_ATTRIBUTE, sent_for.map(str::to_string))])
             .await
-            .map_err(|e| error::map("send", e))?;
+    }
+
+    /// Sends `body` (a claim check stays one) again, on behalf of `sent_for`, the original's
+    /// sender ([`SENT_FOR_ATTRIBUTE`]).
+    pub async fn send_for(&self, body: String, sent_for: Option<&str>) -> Result<(), PortError> {
+        let body = self.claim(body).await?;
+        self.send_with(body, [(SENT_FOR_ATTRIBUTE, sent_for.map(str::to_string))]).await
+    }
+
+    async fn send_with<const N: usize>(
+        &self,
+        body: String,
+        attributes: [(&str, Option<String>); N],
+    ) -> Result<(), PortError> {
+        let mut send = self.client.send_message().queue_url(&self.url).message_body(body);
+        for (name, value) in attributes {
+            if let Some(value) = value {
+                send = send.message_attributes(name, string_attribute(value)?);
+            }
+        }
+        send.send().await.map_err(|e| error::map("send", e))?;
         Ok(())
     }
 }

@@ -149,7 +149,7 @@ impl Queue for SqliteQueue {
                 params![now + visibility.as_millis() as i64, receipt, seq],
             )
             .map_err(|e| sql_err("receive", e))?;
-            out.push(Message { id, receipt, body, receive_count: count + 1 });
+            out.push(Message { id, receipt, body, receive_count: count + 1, sender: None, sent_for: None });
         }
         tx.commit().map_err(|e| sql_err("commit", e))?;
         Ok(out)

@@ -315,8 +315,11 @@ mod tests {
         let plain = [("FLOE_REST_URI", "http://h:1/api/"), ("FLOE_REST_CREDENTIAL", "id:s:e")];
         let e = settings(&plain).unwrap_err().to_string();
         assert!(e.contains("FLOE_REST_URI is `http://h:1/api`") && e.contains("FLOE_REST_ALLOW_HTTP"), "{e}");
-        let tls_catalog_plain_tokens =
-            [("FLOE_REST_URI", "https://h"), ("FLOE_REST_CREDENTIAL", "a:b"), ("FLOE_REST_OAUTH2_SERVER_URI", "http://t")];
+        let tls_catalog_plain_tokens = [
+            ("FLOE_REST_URI", "https://h"),
+            ("FLOE_REST_CREDENTIAL", "a:b"),
+            ("FLOE_REST_OAUTH2_SERVER_URI", "http://t"),
+        ];
         let e = settings(&tls_catalog_plain_tokens).unwrap_err().to_string();
         assert!(e.contains("FLOE_REST_OAUTH2_SERVER_URI is `http://t`"), "{e}");
         let s = settings(&[plain[0], plain[1], ("FLOE_REST_ALLOW_HTTP", "true")]).expect("allowed");

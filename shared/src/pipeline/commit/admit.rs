@@ -2,6 +2,8 @@
 //! Floe's own roles could have sent it, before anything is changed (docs/ARCHITECTURE.md,
 //! "Trust"). A refusal is a [`Refusal`]: the message fails alone as poison, with its reason.
 //!
+//! - The sender must be the role that sends that kind of message ([`Senders`]): a writer for an
+//!   append or a create, a compactor for a rewrite.
 //! - The table must be one this deployment routes objects to or compacts ([`Tables`]); its name
 //!   is already `NAMESPACE.NAME` of letters, digits, `_` and `-` (no `/`, no `..`) when it parses.
 //! - A file manifest's batch id must be the id of its own sources ([`batch_key`]), and each file
@@ -23,14 +25,74 @@ use futures::StreamExt;
 use iceberg::spec::Schema;
 use parquet::file::metadata::ParquetMetaDataReader;
 
-use crate::message::{DataFileMeta, FileManifest, RewriteRequest, batch_key};
+use crate::message::{CommitRequest, DataFileMeta, FileManifest, RewriteRequest, batch_key};
 use crate::pipeline::ranged::{Ranged, Traffic};
-use crate::ports::ObjectStore;
+use crate::ports::{Message, ObjectStore};
 use crate::route::Router;
 use crate::{PortError, Result, TableIdent};
 
 /// Why a message is refused: said in the log, the dead-letter queue and the metric's reason.
 pub(crate) type Refusal = String;
+
+/// Who may send what to the commit queue, by principal: the part of SQS's `SenderId` before its
+/// `:` (a role's unique id, `AROA…`, whatever the session; or a user's id). Appends and creates
+/// come from a writer, rewrites from a compactor; each role's queue rights alone would let
+/// either send both. A copy the committer sent (a contended message sent again, a refused one
+/// redriven from the dead-letter queue) counts as sent by the original's sender, which the
+/// committer recorded on it ([`Message::sent_for`]), and only then is that record believed.
+/// Operators who redrive go in both lists. A committer given none admits any sender (embedded
+/// mode, whose queue is the process's own).
+#[derive(Debug, Clone)]
+pub struct Senders {
+    appends: BTreeSet<String>,
+    rewrites: BTreeSet<String>,
+    committer: String,
+}
+
+impl Senders {
+    /// The principals that may send appends and creates, those that may send rewrites, and the
+    /// committer's own.
+    pub fn new(
+        appends: impl IntoIterator<Item = String>,
+        rewrites: impl IntoIterator<Item = String>,
+        committer: String,
+    ) -> Self {
+        Senders { appends: appends.into_iter().collect(), rewrites: rewrites.into_iter().collect(), committer }
+    }
+
+    /// Whether `m`'s sender may send `request`; if not, why.
+    pub fn admit(&self, request: &CommitRequest, m: &Message) -> Result<(), Refusal> {
+        let sender = m.sender.as_deref().ok_or("the message carries no sender id (SenderId)")?;
+        let origin = self.origin(m).ok_or_else(|| {
+            format!("a message the committer ({sender}) sent names no original sender (floe-sent-for)")
+        })?;
+        let (allowed, what, setting) = match request {
+            CommitRequest::Append(_) | CommitRequest::Create(_) => {
+                (&self.appends, "appends or creates", "FLOE_APPEND_SENDERS")
+            }
+            CommitRequest::Rewrite(_) => (&self.rewrites, "rewrites", "FLOE_REWRITE_SENDERS"),
+        };
+        if allowed.contains(principal(origin)) {
+            return Ok(());
+        }
+        let via = if origin == sender { String::new() } else { format!(" (sent on by the committer, {sender})") };
+        Err(format!("sender {origin}{via} may not send {what}: it is not in {setting}"))
+    }
+
+    /// Who `m` was sent by, as far as the committer believes: its sender, or for a copy the
+    /// committer itself sent, the original's sender it recorded (`None` if it recorded none).
+    pub fn origin<'m>(&self, m: &'m Message) -> Option<&'m str> {
+        match m.sender.as_deref() {
+            Some(s) if principal(s) == self.committer => m.sent_for.as_deref(),
+            s => s,
+        }
+    }
+}
+
+/// The principal of a `SenderId`: a role's unique id without its session (`AROA…:session`).
+fn principal(sender: &str) -> &str {
+    sender.split_once(':').map_or(sender, |(p, _)| p)
+}
 
 /// The tables a committer takes messages for: those its routes send objects to (`FLOE_CONFIG`,
 /// `FLOE_DEFAULT_TABLE`) and those its compactors compact (`FLOE_COMPACT_TABLES`). A committer
@@ -142,7 +204,6 @@ pub(super) fn check_manifest_names(location: &str, m: &FileManifest) -> Result<(
     Ok(())
 }
 
-
 /// The keys a rewrite request's added files are named for: `L<level>-<task>`, or a late file's
 /// `late-<task>`.
 fn rewrite_keys(r: &RewriteRequest) -> [String; 2] {
@@ -253,7 +314,9 @@ async fn check_file(
         return Ok(Err(format!("file {path} is not a Parquet file (no PAR1 at its end)")));
     }
     if footer > MAX_FOOTER_BYTES.min(size - 8) {
-        return Ok(Err(format!("file {path} says its footer holds {footer} bytes, past {MAX_FOOTER_BYTES} or the file")));
+        return Ok(Err(format!(
+            "file {path} says its footer holds {footer} bytes, past {MAX_FOOTER_BYTES} or the file"
+        )));
     }
     let parse = ParquetMetaDataReader::new().with_prefetch_hint(Some(FOOTER_HINT));
     let meta = match parse.load_and_finish(&mut reader, size).await {
@@ -285,7 +348,10 @@ fn field_ids(path: &str, root: &parquet::schema::types::Type, schema: &Schema) -
         }
     }
     if let Some(top) = root.get_fields().iter().find(|f| !f.get_basic_info().has_id()) {
-        return Err(format!("file {path}: column {} carries no field id (Floe writes one on every column)", top.name()));
+        return Err(format!(
+            "file {path}: column {} carries no field id (Floe writes one on every column)",
+            top.name()
+        ));
     }
     let mut all = vec![];
     walk(root, &mut all);
@@ -326,9 +392,15 @@ mod tests {
             ("s3://other/wh/web.db/events/data/3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet", "not under"),
             ("s3a://lake/wh/web.db/events/data/3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet", "not under"),
             ("s3://lake/wh/web.db/other/data/3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet", "not under"),
-            ("s3://lake/wh/web.db/events/metadata/3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet", "not under"),
+            (
+                "s3://lake/wh/web.db/events/metadata/3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet",
+                "not under",
+            ),
             ("s3://lake/wh/web.db/events-2/data/3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet", "not under"),
-            ("s3://lake/wh/web.db/events/data/../../t2/data/3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet", "segment"),
+            (
+                "s3://lake/wh/web.db/events/data/../../t2/data/3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet",
+                "segment",
+            ),
             ("s3://lake/wh/web.db/events/data/./3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet", "segment"),
             ("s3://lake/wh/web.db/events/data//3f1c9a0e5b7d2c4a8e61-00000-000-0123456789abcdef.parquet", "segment"),
             ("s3://lake/wh/web.db/events/data/00000-0-5d0e7a91-c2b4-f318-0000-000000000000-00001.parquet", "named"),

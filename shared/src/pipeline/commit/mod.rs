@@ -23,7 +23,7 @@ mod admit;
 mod append;
 mod rewrite;
 
-pub use admit::Tables;
+pub use admit::{Senders, Tables};
 pub use rewrite::REWRITES_PER_SNAPSHOT;
 
 use std::collections::HashMap;
@@ -168,6 +168,8 @@ pub struct Committer {
     warehouse: Option<String>,
     /// The tables messages may name (any, if `None`).
     tables: Option<Tables>,
+    /// Who may send which messages (anyone, if `None`).
+    senders: Option<Senders>,
 }
 
 impl Committer {
@@ -183,6 +185,7 @@ impl Committer {
             reads: 0,
             warehouse: None,
             tables: None,
+            senders: None,
         }
     }
 
@@ -191,6 +194,22 @@ impl Committer {
     pub fn with_tables(mut self, tables: Tables) -> Self {
         self.tables = Some(tables);
         self
+    }
+
+    /// Takes appends and creates only from the writers, rewrites only from the compactors
+    /// ([`Senders`]).
+    pub fn with_senders(mut self, senders: Senders) -> Self {
+        self.senders = Some(senders);
+        self
+    }
+
+    /// Who sent `m`, as this committer believes it: what a copy it sends of `m` records as the
+    /// original's sender.
+    pub fn origin<'m>(&self, m: &'m Message) -> Option<&'m str> {
+        match &self.senders {
+            Some(senders) => senders.origin(m),
+            None => m.sent_for.as_deref().or(m.sender.as_deref()),
+        }
     }
 
     /// Registers new tables only at their place under `warehouse` (`<warehouse>/<ns>.db/<name>`);
@@ -278,9 +297,12 @@ impl Committer {
         let mut creates = vec![];
         for m in msgs {
             let request = CommitRequest::from_json(&m.body);
-            if let (Ok(r), Some(tables)) = (&request, &self.tables)
-                && let Err(reason) = tables.admit(r.table())
-            {
+            let admitted = match &request {
+                Ok(r) => (self.senders.as_ref().map(|s| s.admit(r, m)).transpose())
+                    .and_then(|_| self.tables.as_ref().map(|t| t.admit(r.table())).transpose()),
+                Err(_) => Ok(None),
+            };
+            if let Err(reason) = admitted {
                 warn!(message = %m.id, %reason, "commit message refused");
                 out.results.push((m.id.clone(), MessageResult::Poison { reason }));
                 continue;
@@ -355,7 +377,8 @@ impl Committer {
         // table's metadata, say) that a later commit's cleanup could delete.
         let history = m.metadata_log().len() + m.history().len();
         let refs = crate::table::maintain::refs(m).is_none_or(|r| !r.is_empty());
-        if history > 0 || refs || m.statistics_iter().next().is_some() || m.partition_statistics_iter().next().is_some() {
+        if history > 0 || refs || m.statistics_iter().next().is_some() || m.partition_statistics_iter().next().is_some()
+        {
             let reason = format!("create request for {table} carries a metadata log, snapshot log, refs or statistics");
             return MessageResult::Poison { reason };
         }

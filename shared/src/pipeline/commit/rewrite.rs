@@ -515,7 +515,9 @@ impl<'a> View<'a> {
             }
             self.still_applies(request, &formed)?;
             match refused {
-                Some(Found::Refused(why)) => return Err(Verdict::Poison(format!("rewrite {}: {why}", request.task_id))),
+                Some(Found::Refused(why)) => {
+                    return Err(Verdict::Poison(format!("rewrite {}: {why}", request.task_id)));
+                }
                 Some(Found::Unreadable(why)) => return Err(Verdict::Unreadable(why.clone())),
                 None => {}
             }
@@ -662,7 +664,8 @@ impl<'a> View<'a> {
                 request.data_sequence_number
             )));
         }
-        let keyed = self.state.metadata.properties().get(crate::table::PROP_DEDUP_KEY).is_some_and(|k| !k.trim().is_empty());
+        let keyed =
+            self.state.metadata.properties().get(crate::table::PROP_DEDUP_KEY).is_some_and(|k| !k.trim().is_empty());
         if request.duplicates > 0 && !keyed {
             return Err(Verdict::Poison(format!(
                 "rewrite {task} drops {} rows as duplicates, but the table has no dedup key ({})",

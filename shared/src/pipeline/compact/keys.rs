@@ -32,10 +32,10 @@ use tracing::debug;
 
 use super::deletes::Loaded;
 use super::prune::{KeyBounds, Probe};
-use crate::pipeline::ranged::{Ranged, Traffic};
 use super::{LiveFile, Task};
 use crate::convert::conform;
 use crate::pipeline::cluster::column_by_path;
+use crate::pipeline::ranged::{Ranged, Traffic};
 use crate::ports::ObjectStore;
 use crate::table::WriterTable;
 use crate::{Error, Result};
