@@ -36,7 +36,7 @@ def test_the_check_sees_an_import():
 SETTINGS = {
     "settings.rs", "config/mod.rs", "config/routing.rs", "route.rs", "error.rs", "ports/table_pointer.rs",
     "table/create.rs", "table/mod.rs", "table/terms.rs",
-    "pipeline/create.rs", "handlers/mod.rs", "handlers/compactor.rs", "adapters/aws/mod.rs",
+    "pipeline/create.rs", "handlers/mod.rs", "handlers/compactor.rs", "handlers/committer.rs", "adapters/aws/mod.rs",
     "adapters/rest/mod.rs", "adapters/aws/secrets.rs", "sample/mod.rs",
 }
 
