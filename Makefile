@@ -14,7 +14,7 @@ WAREHOUSE ?= warehouse
 LAMBDA_PROFILE := CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
 	CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 
-.PHONY: build build-tests run test test-rust test-python venv checkov-venv localstack-venv bench bench-dedup bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-coldstart-lambda bench-model bench-scale lint fmt clean lambda deploy destroy deploy-local destroy-local
+.PHONY: build build-tests run test test-rust test-python test-spark venv checkov-venv localstack-venv spark-venv bench bench-dedup bench-memory bench-table bench-soak bench-soak-moto bench-coldstart bench-coldstart-lambda bench-model bench-scale lint fmt clean lambda deploy destroy deploy-local destroy-local
 
 build:
 	$(CARGO) build --release --workspace
@@ -59,6 +59,30 @@ $(LOCALSTACK_VENV)/.installed: tests/localstack/pyproject.toml tests/localstack/
 
 localstack-venv: $(LOCALSTACK_VENV)/.installed
 
+# Iceberg Java as the other engine (tests/python/test_spark_*.py), offline: Spark 3.5 (PyPI pyspark,
+# Scala 2.12) with the iceberg-spark-runtime-3.5_2.12-1.10.2 jar that PyPI's
+# snowpark-connect-deps-iceberg ships, the SQLite JDBC driver and jarjar from Debian, in a
+# virtualenv that also holds the test readers (requirements.txt), so that pytest runs in it. The
+# runtime jar lacks Iceberg's shaded Jackson: pyspark's Jackson jars relocated into
+# org.apache.iceberg.shaded.com.fasterxml.jackson once (../shared/TOOLING.md, docs/TESTING.md).
+SPARK_VENV ?= .venv-spark
+SPARK_DEBS := libxerial-sqlite-jdbc-java libjarjar-java
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+$(SPARK_VENV)/.installed: tests/python/requirements.txt
+	@dpkg -s $(SPARK_DEBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(SPARK_DEBS); }
+	$(PYTHON) -m venv $(SPARK_VENV)
+	$(SPARK_VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt \
+		pyspark==3.5.7 snowpark-connect-deps-iceberg==1.0.3
+	touch $@
+
+# The relocated Jackson jar, built once from the Jackson jars pyspark ships.
+SPARK_JACKSON := $(SPARK_VENV)/jars/.relocated
+$(SPARK_JACKSON): $(SPARK_VENV)/.installed tests/python/spark_engine.py
+	$(SPARK_VENV)/bin/python tests/python/spark_engine.py --relocate-jackson $(dir $@)
+
+spark-venv: $(SPARK_JACKSON)
+
 test: test-rust test-python
 
 # The AWS tests run against moto's server, started (on a free port) and stopped by with-moto.sh.
@@ -70,12 +94,18 @@ test-rust: build-tests venv
 
 # The Terraform deployments (test_infra.py on moto, test_localstack.py on LocalStack) wait on the
 # AWS provider most of the time, so they run side by side on 4 pytest-xdist workers (tests/python/conftest.py keeps each deployment's tests
-# together); the other tests run one at a time.
+# together); the other tests run one at a time. The Spark tests (test_spark_*.py) are not in
+# `make test` yet: `make test-spark` runs them (docs/STATUS.md says which fail and why).
+SPARK_TESTS := $(wildcard tests/python/test_spark_*.py)
 test-python: build-tests venv checkov-venv localstack-venv
 	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q --durations=10 tests/python \
-		--ignore=tests/python/test_infra.py --ignore=tests/python/test_localstack.py
+		--ignore=tests/python/test_infra.py --ignore=tests/python/test_localstack.py $(SPARK_TESTS:%=--ignore=%)
 	FLOE_BIN=$(abspath $(FLOE)) LOCALSTACK_VENV=$(abspath $(LOCALSTACK_VENV)) $(VENV)/bin/pytest -q -n 4 --dist loadgroup \
 		--durations=10 tests/python/test_infra.py tests/python/test_localstack.py
+
+# The Spark tests alone (Iceberg Java as the other engine; about 1.5 minutes on 2 cores).
+test-spark: build-tests spark-venv
+	FLOE_BIN=$(abspath $(FLOE)) SPARK_VENV=$(abspath $(SPARK_VENV)) $(SPARK_VENV)/bin/pytest -q --durations=10 $(SPARK_TESTS)
 
 # Everything docs/PERFORMANCE.md reports, rewritten in place: throughput against the raw
 # decode+sort+encode baseline and the Python peer (BENCH_ARGS="--input DIR" for your own files),
