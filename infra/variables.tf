@@ -354,7 +354,7 @@ variable "check_sender_ids" {
 }
 
 variable "commit_sender_ids" {
-  description = "Principal ids (a role's unique id, AROA..., as `aws iam get-role` shows it; or a user's, AIDA...) whose messages the committer admits as any kind: the operators of commit_senders who redrive the commit dead-letter queue, if SQS stamps a redriven message with the redriver's id (the committer's own copies in that queue keep their original's sender either way). A redriven message from anyone else is refused back to the dead-letter queue, unchanged, with its reason."
+  description = "Principal ids (a role's unique id, AROA..., as `aws iam get-role` shows it; or a user's, AIDA...) whose messages the committer admits as any kind: the operators of commit_senders who redrive the commit dead-letter queue, if SQS stamps a redriven message with the redriver's id (AWS does not document which): such a message is then admitted as the operator's, whatever its original sender (docs/ARCHITECTURE.md, Trust: open). A redriven message from anyone else is refused back to the dead-letter queue with its reason."
   type        = list(string)
   default     = []
   nullable    = false
