@@ -295,6 +295,23 @@ def assert_rows(got, want, what):
 SEED_TABLE = "seed.t"
 
 
+# How the Spark tests' tables are made by `floe ingest`: partitioned by tenant, sorted by time,
+# deduplicated by event id.
+FLAGS = ["--partition-by", "identity(tenant_id)", "--sort-by", "event_time", "--dedup-key", "event_id"]
+
+
+def lake_fixture(name: str):
+    """A module-scoped `lake` fixture: one Spark session over a fresh warehouse per test module."""
+
+    @pytest.fixture(scope="module")
+    def lake(tmp_path_factory):
+        lake = start_lake(tmp_path_factory.mktemp(name))
+        yield lake
+        lake.spark.stop()
+
+    return lake
+
+
 def start_lake(base: Path):
     """A Floe warehouse (its catalog.db made by one `floe ingest` of a seed table) and one Spark
     session over it."""

@@ -13,19 +13,13 @@ from pathlib import Path
 
 import fastavro
 import pyarrow.parquet as pq
-import pytest
 
-from spark_engine import assert_rows, avro_rows, canon_rows, start_lake
+from spark_engine import assert_rows, avro_rows, canon_rows, FLAGS, lake_fixture
 from test_pyiceberg import FLOE
 
-FLAGS = ["--partition-by", "identity(tenant_id)", "--sort-by", "event_time", "--dedup-key", "event_id"]
 
 
-@pytest.fixture(scope="module")
-def lake(tmp_path_factory):
-    lake = start_lake(tmp_path_factory.mktemp("spark-maint"))
-    yield lake
-    lake.spark.stop()
+lake = lake_fixture("spark-maint")
 
 
 def files(*dirs):

@@ -9,16 +9,12 @@ import pytest
 from pyiceberg.transforms import BucketTransform, DayTransform, HourTransform, IdentityTransform, MonthTransform
 from pyiceberg.transforms import TruncateTransform, YearTransform
 
-from spark_engine import assert_rows, avro_rows, canon_rows, expected, start_lake
+from spark_engine import assert_rows, avro_rows, canon_rows, expected, lake_fixture
 from test_evolution import project, rows_of, version, write_avro
 from test_format_v3 import current_metadata, upgrade_to_v3
 
 
-@pytest.fixture(scope="module")
-def lake(tmp_path_factory):
-    lake = start_lake(tmp_path_factory.mktemp("spark-read"))
-    yield lake
-    lake.spark.stop()
+lake = lake_fixture("spark-read")
 
 
 def java_partition_mismatches(lake, table):

@@ -12,17 +12,12 @@ import time
 
 import pytest
 
-from spark_engine import assert_rows, avro_rows, canon_rows, start_lake
+from spark_engine import assert_rows, avro_rows, canon_rows, FLAGS, lake_fixture
 from test_pyiceberg import FLOE
 
-FLAGS = ["--partition-by", "identity(tenant_id)", "--sort-by", "event_time", "--dedup-key", "event_id"]
 
 
-@pytest.fixture(scope="module")
-def lake(tmp_path_factory):
-    lake = start_lake(tmp_path_factory.mktemp("spark-writes"))
-    yield lake
-    lake.spark.stop()
+lake = lake_fixture("spark-writes")
 
 
 def by_id(rows):
