@@ -160,7 +160,7 @@ locals {
       # Who may send which messages: appends and creates the writer, rewrites the compactor.
       var.check_sender_ids ? {
         FLOE_APPEND_SENDERS   = join(",", concat([aws_iam_role.function["writer"].unique_id], var.commit_sender_ids))
-        FLOE_REWRITE_SENDERS  = join(",", concat([for k in ["compactor"] : aws_iam_role.function[k].unique_id if contains(keys(local.deployed), k)], var.commit_sender_ids))
+        FLOE_REWRITE_SENDERS  = join(",", [for k in ["compactor"] : aws_iam_role.function[k].unique_id if contains(keys(local.deployed), k)])
         FLOE_COMMITTER_SENDER = aws_iam_role.function["committer"].unique_id
     } : {})
     compactor = merge(

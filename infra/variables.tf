@@ -354,7 +354,7 @@ variable "check_sender_ids" {
 }
 
 variable "commit_sender_ids" {
-  description = "Principal ids (a role's unique id, AROA..., as `aws iam get-role` shows it; or a user's, AIDA...) whose messages the committer admits as any kind: the operators of commit_senders who redrive the commit dead-letter queue, if SQS stamps a redriven message with the redriver's id (AWS does not document which): such a message is then admitted as the operator's, whatever its original sender (docs/ARCHITECTURE.md, Trust: open). A redriven message from anyone else is refused back to the dead-letter queue with its reason."
+  description = "Principal ids (a role's unique id, AROA..., as `aws iam get-role` shows it; or a user's, AIDA...) whose appends and creates the committer admits: the operators of commit_senders who redrive the commit dead-letter queue, in case SQS stamps a redriven message with the redriver's id (AWS does not document which). An append is admitted only for files under its table's data location, there with their size and footer, as a writer's is. Rewrites are never admitted from them: a rewrite is only ever the compactor's, and a dead-lettered one is planned again from the table (docs/ARCHITECTURE.md, Trust)."
   type        = list(string)
   default     = []
   nullable    = false

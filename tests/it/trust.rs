@@ -258,14 +258,19 @@ async fn each_kind_of_message_is_admitted_only_from_the_role_that_sends_it() {
     const COMPACTOR: &str = "AROACOMPACTOR0000001:trust-compactor";
     const COMMITTER: &str = "AROACOMMITTER0000001:trust-committer";
     const ATTACKER: &str = "AROAOTHERROLE0000001:someone";
+    // An operator who redrives the dead-letter queue, should SQS stamp the redriver's id.
+    const OPERATOR: &str = "AROAOPERATOR00000001:on-call";
     let env = Env::new(Catalog::DynamoDb).await;
     let ports: Ports = aws::connect(&env.settings).await.expect("connect");
     let table = "trust.s";
     let keys = put_sources(&env, "s", 21, 2).await;
     let manifests = write_through(&env, &ports, table, &keys).await;
     assert_eq!(manifests.len(), 1);
-    let senders =
-        Senders::new(["AROAWRITER0000000001".into()], ["AROACOMPACTOR0000001".into()], "AROACOMMITTER0000001".into());
+    let senders = Senders::new(
+        ["AROAWRITER0000000001".into(), "AROAOPERATOR00000001".into()],
+        ["AROACOMPACTOR0000001".into()],
+        "AROACOMMITTER0000001".into(),
+    );
     let engine = EngineConfig { lock_wait: Duration::from_millis(300), ..EngineConfig::default() };
     let tables = Tables::new(Router::new(None, table.parse().unwrap()), []);
     let committer = Mutex::new(Committer::new(engine, ports.clone()).with_tables(tables).with_senders(senders));
@@ -281,16 +286,23 @@ async fn each_kind_of_message_is_admitted_only_from_the_role_that_sends_it() {
         m.batch_id = format!("forged-{n}");
         m.to_json().unwrap()
     };
-    let rewrite = serde_json::json!({
-        "version": 1, "kind": "rewrite", "table": table, "task_id": "feedface", "planned_snapshot_id": 1,
-        "data_sequence_number": 1, "level": 1, "schema_id": 0, "spec_id": 0, "removed": [], "removed_rows": 0,
-        "duplicates": 0, "applies_deletes": true, "knows_late": true, "added": [], "written_ms": 1,
-    })
-    .to_string();
+    let rewrite = |task: &str| {
+        serde_json::json!({
+            "version": 1, "kind": "rewrite", "table": table, "task_id": task, "planned_snapshot_id": 1,
+            "data_sequence_number": 1, "level": 1, "schema_id": 0, "spec_id": 0, "removed": [], "removed_rows": 0,
+            "duplicates": 0, "applies_deletes": true, "knows_late": true, "added": [], "written_ms": 1,
+        })
+        .to_string()
+    };
     // (body, SenderId, floe-sent-for, the reason it is refused, whom its dead letter names)
     let cases: Vec<(String, Option<&str>, Option<&str>, &str, Option<&str>)> = vec![
         (append(1), Some(COMPACTOR), None, "may not send appends or creates", Some(COMPACTOR)),
-        (rewrite.clone(), Some(WRITER), None, "may not send rewrites", Some(WRITER)),
+        (rewrite("feedface"), Some(WRITER), None, "may not send rewrites", Some(WRITER)),
+        // A rewrite redriven by an operator, its copy's record of the compactor lost or not:
+        // operators send appends only (a dead-lettered rewrite is planned again), and a
+        // record is believed on the committer's own copies alone.
+        (rewrite("0ddba11"), Some(OPERATOR), None, "may not send rewrites", Some(OPERATOR)),
+        (rewrite("5ca1ab1e"), Some(OPERATOR), Some(COMPACTOR), "may not send rewrites", Some(OPERATOR)),
         (append(2), Some(COMMITTER), None, "names no original sender", None),
         (append(3), Some(COMMITTER), Some(COMPACTOR), "(sent on by the committer", Some(COMPACTOR)),
         // A forged record of a writer as the original sender, on another role's message.

@@ -232,7 +232,7 @@ variable "check_sender_ids" {
 }
 
 variable "commit_sender_ids" {
-  description = "Unique ids (AROA...) of the operators' roles in commit_senders, whose redriven messages the committer admits as any kind."
+  description = "Unique ids (AROA...) of the operators' roles in commit_senders, whose redriven appends the committer admits (never rewrites: the compactor plans those again)."
   type        = list(string)
   default     = []
 }

@@ -101,7 +101,14 @@ pub(super) fn senders(vars: &crate::settings::Vars) -> Result<Option<Senders>> {
             Ok(None)
         }
         (Some(appends), rewrites, Some(committer)) if committer.len() == 1 => {
-            Ok(Some(Senders::new(appends, rewrites.unwrap_or_default(), committer.concat())))
+            let (committer, rewrites) = (committer.concat(), rewrites.unwrap_or_default());
+            if appends.contains(&committer) || rewrites.contains(&committer) {
+                return Err(crate::Error::Config(format!(
+                    "FLOE_COMMITTER_SENDER ({committer}) is also listed in FLOE_APPEND_SENDERS or FLOE_REWRITE_SENDERS: \
+                     the committer's copies would be admitted as its own, whoever sent the original"
+                )));
+            }
+            Ok(Some(Senders::new(appends, rewrites, committer)))
         }
         (_, _, Some(committer)) if committer.len() != 1 => {
             Err(crate::Error::Config("FLOE_COMMITTER_SENDER must be one principal id, the committer role's".into()))
@@ -382,6 +389,15 @@ mod tests {
             ),
             (&[("FLOE_APPEND_SENDERS", "AROAW1,,AROAW2"), ("FLOE_COMMITTER_SENDER", "AROAC")][..], "principal ids"),
             (&[("FLOE_APPEND_SENDERS", "AROAW1"), ("FLOE_COMMITTER_SENDER", "AROAC,AROAD")][..], "one principal"),
+            (&[("FLOE_APPEND_SENDERS", "AROAW1,AROAC"), ("FLOE_COMMITTER_SENDER", "AROAC")][..], "also listed"),
+            (
+                &[
+                    ("FLOE_APPEND_SENDERS", "AROAW1"),
+                    ("FLOE_REWRITE_SENDERS", "AROAC"),
+                    ("FLOE_COMMITTER_SENDER", "AROAC"),
+                ][..],
+                "also listed",
+            ),
         ] {
             let e = parse(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad:?}: {e}");

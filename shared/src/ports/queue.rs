@@ -33,6 +33,13 @@ pub struct Message {
 pub trait Queue: Send + Sync {
     /// Enqueues one message.
     async fn send(&self, body: String) -> Result<(), PortError>;
+    /// Enqueues a copy of a received message on behalf of `sent_for`, the original's sender, so
+    /// that a receiver that checks senders admits the copy as the original's
+    /// ([`Message::sent_for`]). A queue that vouches for no sender sends the body alone.
+    async fn send_for(&self, body: String, sent_for: Option<&str>) -> Result<(), PortError> {
+        let _ = sent_for;
+        self.send(body).await
+    }
     /// Receives up to `max` visible messages and hides them for `visibility`.
     async fn receive(&self, max: usize, visibility: Duration) -> Result<Vec<Message>, PortError>;
     /// Acknowledges (deletes) a delivered message.

@@ -100,6 +100,9 @@ impl<A: Around> Queue for Wrapped<A, dyn Queue> {
     async fn send(&self, body: String) -> Result<(), PortError> {
         self.around.call("send", || self.inner.send(body.clone())).await
     }
+    async fn send_for(&self, body: String, sent_for: Option<&str>) -> Result<(), PortError> {
+        self.around.call("send", || self.inner.send_for(body.clone(), sent_for)).await
+    }
     async fn receive(&self, max: usize, visibility: Duration) -> Result<Vec<Message>, PortError> {
         self.around.call("receive", || self.inner.receive(max, visibility)).await
     }

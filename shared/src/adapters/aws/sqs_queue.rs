@@ -85,6 +85,13 @@ impl Queue for SqsQueue {
         Ok(())
     }
 
+    /// Sends `body` (a claim check stays one) again, on behalf of `sent_for`, the original's
+    /// sender ([`SENT_FOR_ATTRIBUTE`]).
+    async fn send_for(&self, body: String, sent_for: Option<&str>) -> Result<(), PortError> {
+        let body = self.claim(body).await?;
+        self.send_with(body, [(SENT_FOR_ATTRIBUTE, sent_for.map(str::to_string))]).await
+    }
+
     async fn receive(&self, max: usize, visibility: Duration) -> Result<Vec<Message>, PortError> {
         let mut out = vec![];
         while out.len() < max {
@@ -216,13 +223,6 @@ impl SqsQueue {
         let reason: String = reason.chars().take(4096).collect();
         self.send_with(body, [(REFUSED_ATTRIBUTE, Some(reason)), (SENT_FOR_ATTRIBUTE, sent_for.map(str::to_string))])
             .await
-    }
-
-    /// Sends `body` (a claim check stays one) again, on behalf of `sent_for`, the original's
-    /// sender ([`SENT_FOR_ATTRIBUTE`]).
-    pub async fn send_for(&self, body: String, sent_for: Option<&str>) -> Result<(), PortError> {
-        let body = self.claim(body).await?;
-        self.send_with(body, [(SENT_FOR_ATTRIBUTE, sent_for.map(str::to_string))]).await
     }
 
     async fn send_with<const N: usize>(

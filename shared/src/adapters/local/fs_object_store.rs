@@ -24,9 +24,10 @@ impl LocalFsObjectStore {
     }
 }
 
-/// `file:///a/b` → `/a/b`; a bare absolute path is returned as is.
+/// `file:///a/b` (and Hadoop's `file:/a/b`, as Iceberg Java names the files it writes) → `/a/b`;
+/// a bare absolute path is returned as is. A host (`file://h/a`) or a relative path is refused.
 pub fn uri_to_path(uri: &str) -> Result<PathBuf, PortError> {
-    let p = uri.strip_prefix("file://").unwrap_or(uri);
+    let p = uri.strip_prefix("file://").or_else(|| uri.strip_prefix("file:")).unwrap_or(uri);
     if !p.starts_with('/') {
         return Err(PortError::Invalid(format!("`{uri}` is not a file:// URI or absolute path")));
     }
@@ -296,6 +297,16 @@ impl ObjectStore for LocalFsObjectStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_uris_in_both_spellings_name_absolute_paths_only() {
+        for ok in ["file:///tmp/wh/a.parquet", "file:/tmp/wh/a.parquet", "/tmp/wh/a.parquet"] {
+            assert_eq!(uri_to_path(ok).unwrap(), PathBuf::from("/tmp/wh/a.parquet"), "{ok}");
+        }
+        for bad in ["file://host/tmp/a", "file:tmp/a", "tmp/a", "s3://b/a"] {
+            assert!(matches!(uri_to_path(bad), Err(PortError::Invalid(_))), "{bad}");
+        }
+    }
 
     fn entries(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> =

@@ -40,8 +40,12 @@ pub(crate) type Refusal = String;
 /// either send both. A copy the committer sent (a contended message sent again, a refused one
 /// redriven from the dead-letter queue) counts as sent by the original's sender, which the
 /// committer recorded on it ([`Message::sent_for`]), and only then is that record believed.
-/// Operators who redrive go in both lists. A committer given none admits any sender (embedded
-/// mode, whose queue is the process's own).
+/// Operators who redrive go in the appends list only: an append they send is held to every
+/// check a writer's is ([`check_files`]) and can delete nothing, while a rewrite names files to
+/// remove, so it is admitted from a compactor (or a committer's copy recording one) alone; a
+/// dead-lettered rewrite is planned again from the table instead, and its outputs are left to
+/// the orphan sweep. A committer given none admits any sender (embedded mode, whose queue is the
+/// process's own).
 #[derive(Debug, Clone)]
 pub struct Senders {
     appends: BTreeSet<String>,

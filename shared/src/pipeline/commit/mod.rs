@@ -204,11 +204,12 @@ impl Committer {
     }
 
     /// Who sent `m`, as this committer believes it: what a copy it sends of `m` records as the
-    /// original's sender.
+    /// original's sender. A committer that checks no senders believes no record either (any
+    /// sender may write one): its copies name the sender the queue vouched for.
     pub fn origin<'m>(&self, m: &'m Message) -> Option<&'m str> {
         match &self.senders {
             Some(senders) => senders.origin(m),
-            None => m.sent_for.as_deref().or(m.sender.as_deref()),
+            None => m.sender.as_deref(),
         }
     }
 
@@ -280,7 +281,7 @@ impl Committer {
                     self.ports.commit_queue.ack(&m.receipt).await?;
                 } else if matches!(r, MessageResult::Contended) {
                     // A fresh copy, so waiting for the lock never counts towards dead-lettering.
-                    self.ports.commit_queue.send(m.body.clone()).await?;
+                    self.ports.commit_queue.send_for(m.body.clone(), self.origin(m)).await?;
                     self.ports.commit_queue.ack(&m.receipt).await?;
                 } else if matches!(r, MessageResult::Retry { .. }) {
                     self.ports.commit_queue.release(&m.receipt).await?;

@@ -342,8 +342,9 @@ struct Input<'a> {
 /// (another engine's, without field ids, read as nulls) fails here instead of landing.
 ///
 /// An input without a column's null count may hold up to its row count of them; an output
-/// without one is not compared. Columns inside lists and maps (`nested`) are not compared:
-/// writers count their nulls differently (Java records none; pyarrow undercounts some).
+/// without one is not compared. Columns inside lists and maps, and below optional structs
+/// (`nested`, [`counted_differently`]), are not compared: writers count their nulls differently
+/// there (Java records none; pyarrow undercounts some).
 fn keeps_values(
     inputs: &[Input<'_>],
     added: &[(i32, DataFile)],
@@ -377,16 +378,21 @@ fn keeps_values(
     Ok(())
 }
 
-/// The ids of `schema`'s fields inside a list or a map (element, key and value fields and
-/// everything below them).
-fn in_lists_or_maps(schema: &iceberg::spec::Schema) -> HashSet<i32> {
+/// The ids of `schema`'s fields whose null counts writers keep differently, so that a rewrite
+/// cannot be held to its inputs' counts there: fields inside a list or a map (element, key and
+/// value fields and everything below them), and fields below an optional struct. Where a
+/// struct is null, Parquet stores no value for any field below it; Iceberg Java's writers
+/// count none of those as nulls (it writes the struct's null, not its fields'), Floe's count
+/// every one, so a file Spark wrote and its faithful rewrite disagree there.
+fn counted_differently(schema: &iceberg::spec::Schema) -> HashSet<i32> {
     use iceberg::spec::Type;
     fn walk(ty: &Type, inside: bool, out: &mut HashSet<i32>) {
         let mut visit = |f: &iceberg::spec::NestedFieldRef, inside: bool| {
             if inside {
                 out.insert(f.id);
             }
-            walk(&f.field_type, inside, out);
+            let below_optional_struct = matches!(*f.field_type, Type::Struct(_)) && !f.required;
+            walk(&f.field_type, inside || below_optional_struct, out);
         };
         match ty {
             Type::Struct(s) => s.fields().iter().for_each(|f| visit(f, inside)),
@@ -685,7 +691,7 @@ impl<'a> View<'a> {
         }
         let inputs: Vec<Input<'_>> = removed.iter().map(|p| live[p].2).collect();
         let current = self.state.metadata.current_schema();
-        if let Err(why) = keeps_values(&inputs, &formed.added, &in_lists_or_maps(current)) {
+        if let Err(why) = keeps_values(&inputs, &formed.added, &counted_differently(current)) {
             return Err(Verdict::Poison(format!("rewrite {task} would change values: {why}")));
         }
         Ok(())
@@ -764,5 +770,42 @@ mod tests {
         // A column inside a list is not compared.
         let nested = HashSet::from([1]);
         assert!(super::keeps_values(&inputs, &[(0, file("c", "t1", &[(1, 20)]))], &nested).is_ok());
+    }
+
+    /// Fields in lists and maps and below optional structs (Spark's null `geo` counts no null
+    /// `geo.lat`) are not compared; those of required structs and top-level fields are.
+    #[test]
+    fn null_counts_are_compared_where_every_writer_keeps_them() {
+        use iceberg::spec::{ListType, NestedField, PrimitiveType, Schema, StructType, Type};
+        let int = |id, name: &str, required| {
+            let t = Type::Primitive(PrimitiveType::Int);
+            std::sync::Arc::new(if required {
+                NestedField::required(id, name, t)
+            } else {
+                NestedField::optional(id, name, t)
+            })
+        };
+        let schema = Schema::builder()
+            .with_fields([
+                int(1, "id", true),
+                int(2, "n", false),
+                NestedField::optional(
+                    3,
+                    "geo",
+                    Type::Struct(StructType::new(vec![int(4, "lat", true), int(5, "lon", false)])),
+                )
+                .into(),
+                NestedField::required(
+                    6,
+                    "r",
+                    Type::Struct(StructType::new(vec![int(7, "x", false), int(8, "y", true)])),
+                )
+                .into(),
+                NestedField::optional(9, "l", Type::List(ListType::new(int(10, "element", false)))).into(),
+            ])
+            .build()
+            .unwrap();
+        let skipped = super::counted_differently(&schema);
+        assert_eq!(skipped, HashSet::from([4, 5, 10]), "below the optional struct and in the list");
     }
 }
