@@ -94,18 +94,20 @@ test-rust: build-tests venv
 
 # The Terraform deployments (test_infra.py on moto, test_localstack.py on LocalStack) wait on the
 # AWS provider most of the time, so they run side by side on 4 pytest-xdist workers (tests/python/conftest.py keeps each deployment's tests
-# together); the other tests run one at a time. The Spark tests (test_spark_*.py) are not in
-# `make test` yet: `make test-spark` runs them (docs/STATUS.md says which fail and why).
+# together); the other tests run one at a time. The Spark tests (test_spark_*.py: Iceberg Java as
+# the other engine, about a minute on 2 cores) run in the Spark venv, one Spark session per module.
 SPARK_TESTS := $(wildcard tests/python/test_spark_*.py)
-test-python: build-tests venv checkov-venv localstack-venv
+test-python: build-tests venv checkov-venv localstack-venv spark-venv
 	FLOE_BIN=$(abspath $(FLOE)) $(VENV)/bin/pytest -q --durations=10 tests/python \
 		--ignore=tests/python/test_infra.py --ignore=tests/python/test_localstack.py $(SPARK_TESTS:%=--ignore=%)
+	$(SPARK_PYTEST)
 	FLOE_BIN=$(abspath $(FLOE)) LOCALSTACK_VENV=$(abspath $(LOCALSTACK_VENV)) $(VENV)/bin/pytest -q -n 4 --dist loadgroup \
 		--durations=10 tests/python/test_infra.py tests/python/test_localstack.py
 
-# The Spark tests alone (Iceberg Java as the other engine; about 1.5 minutes on 2 cores).
+# The Spark tests alone.
+SPARK_PYTEST = FLOE_BIN=$(abspath $(FLOE)) SPARK_VENV=$(abspath $(SPARK_VENV)) $(SPARK_VENV)/bin/pytest -q --durations=10 $(SPARK_TESTS)
 test-spark: build-tests spark-venv
-	FLOE_BIN=$(abspath $(FLOE)) SPARK_VENV=$(abspath $(SPARK_VENV)) $(SPARK_VENV)/bin/pytest -q --durations=10 $(SPARK_TESTS)
+	$(SPARK_PYTEST)
 
 # Everything docs/PERFORMANCE.md reports, rewritten in place: throughput against the raw
 # decode+sort+encode baseline and the Python peer (BENCH_ARGS="--input DIR" for your own files),

@@ -199,7 +199,8 @@ def rewrite_producer(src: Path, dst: Path, rename=None, drop=()):
 
 
 def in_table(row, columns, **extra):
-    """A source row as the evolved table shows it: session_id is `session`, payload is gone."""
+    """A source row as the evolved table shows it: session_id is `session`, and payload only
+    where `columns` has it again."""
     r = {("session" if k == "session_id" else k): v for k, v in row.items()}
     r.update(extra)
     return {c: r.get(c) for c in columns}
@@ -213,6 +214,7 @@ def test_spark_schema_partition_and_sort_changes_before_floe_ingests(lake):
     lake.ingest(table, a, *FLAGS)
     lake.ingest(staging, b, *FLAGS)
     old_payload_id = lake.table(table).schema().find_field("payload").field_id
+    payload_type = lake.spark.table(t).schema["payload"].dataType.simpleString()
     for stmt in ["ADD COLUMN note string", "RENAME COLUMN session_id TO session", "DROP COLUMN payload",
                  "ADD PARTITION FIELD days(event_time)", "WRITE ORDERED BY user_id",
                  "SET TBLPROPERTIES ('write.parquet.compression-codec'='gzip')"]:
@@ -251,29 +253,30 @@ def test_spark_schema_partition_and_sort_changes_before_floe_ingests(lake):
         assert ids == sorted(ids, key=lambda v: (v is not None, v)), f"{r.file_path} is in the table's sort order"
         assert r.sort_order_id == order_id, r
 
-    # The producer as it was (session_id, payload): either its values land in the right columns,
-    # or it is refused with its reason; the dropped column's old values never come back.
+    # The producer as it was (session_id, payload): Spark dropped payload, so the object is
+    # quarantined with that reason and nothing of it lands (a dropped column never comes back
+    # unasked). Once Spark adds the column again (a new id), a replay lands every row, its
+    # session_id values under `session`, its payload values in the new column, the old ones gone.
     old = lake.base / "evo-old"
     (old / "x").mkdir(parents=True)
     (old / "x" / "part.avro").write_bytes((lake.gen("evo-old-src", 1203, files=1, events=30) / "part-00000.avro")
                                           .read_bytes())
     p = subprocess.run([FLOE, "ingest", str(old / "x"), "--warehouse", str(lake.wh), "--table", table],
                        capture_output=True, text=True)
-    schema = lake.table(table).schema()
-    if p.returncode == 2:
-        listed = subprocess.run([FLOE, "quarantine", "list", "--warehouse", str(lake.wh)], capture_output=True,
-                                text=True).stdout
-        line = next(x for x in listed.splitlines() if str(old / "x" / "part.avro") in x)
-        assert "session" in line, f"the refusal names the column: {line}"
-    else:
-        assert p.returncode == 0, f"floe ingest of the old producer exited {p.returncode}\n{p.stdout}\n{p.stderr}"
-        new_columns = [f.name for f in schema.fields]
-        extra = [c for c in new_columns if c not in columns]
-        if "payload" in extra:
-            assert schema.find_field("payload").field_id != old_payload_id, "the dropped column's id is not reused"
-        rows = [dict(r, **{x: None for x in extra}) for r in rows]
-        rows += [in_table(r, new_columns) for r in avro_rows(files(old / "x"))]
-    check(lake, table, rows, "after the old producer's ingest")
+    assert p.returncode == 2, f"floe ingest of the old producer exited {p.returncode}\n{p.stdout}\n{p.stderr}"
+    listed = subprocess.run([FLOE, "quarantine", "list", "--warehouse", str(lake.wh)], capture_output=True,
+                            text=True).stdout
+    line = next(x for x in listed.splitlines() if str(old / "x" / "part.avro") in x)
+    assert "payload" in line and "was dropped" in line, f"the refusal names the column and why: {line}"
+    assert "payload" not in [f.name for f in lake.table(table).schema().fields], "not brought back"
+    check(lake, table, rows, "after the old producer's refused ingest")
+    lake.sql(f"ALTER TABLE {t} ADD COLUMN payload {payload_type}")
+    assert lake.table(table).schema().find_field("payload").field_id != old_payload_id, "a new id"
+    p = subprocess.run([FLOE, "quarantine", "replay", "--warehouse", str(lake.wh)], capture_output=True, text=True)
+    assert p.returncode == 0, f"floe quarantine replay exited {p.returncode}\n{p.stdout}\n{p.stderr}"
+    columns = [f.name for f in lake.table(table).schema().fields]
+    rows = [dict(r, payload=None) for r in rows] + [in_table(r, columns) for r in avro_rows(files(old / "x"))]
+    check(lake, table, rows, "after Spark added the column again and the old producer's object was replayed")
 
     # Java drops the first partition field; Floe compacts everything (Spark's gzip file too)
     # and lands more under the new spec.

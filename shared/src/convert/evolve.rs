@@ -13,7 +13,8 @@
 //!   path, and the object is quarantined: a type change that is no promotion, a new required
 //!   field without a default, a required column the file lacks, a change to a key column
 //!   (partition source, sort or dedup key: only making it optional is allowed), a new name that
-//!   is a partition field's.
+//!   is a partition field's, the name of a column another engine dropped (it is not brought back
+//!   under a new id unasked).
 //! - [`rebase`], on the committer: replays a file's [`SchemaChange`]s onto the table's current
 //!   schema, which may have moved on since the writer read it, and checks that every field id in
 //!   the file means the same column there. A column added by the writer must either be absent
@@ -217,6 +218,22 @@ impl Evolver<'_> {
         table.fields().iter().position(old).map(|i| (i, Found::OldName))
     }
 
+    /// The id of a column named `name` in an earlier schema's struct under `parent` (the top
+    /// level when `None`) that the current schema no longer has: a column dropped since, which
+    /// a producer still sending it must not bring back under a new id unasked (Floe never drops
+    /// one; another engine's drop is a decision). Reached only for names no current column has
+    /// or had, so any such id is gone.
+    fn dropped(&self, name: &str, parent: Option<i32>) -> Option<i32> {
+        let struct_of = |s: &Schema| match parent {
+            None => Some(s.as_struct().clone()),
+            Some(id) => match s.field_by_id(id)?.field_type.as_ref() {
+                Type::Struct(st) => Some(st.clone()),
+                _ => None,
+            },
+        };
+        self.constraints.history.iter().rev().find_map(|s| struct_of(s)?.fields().iter().find(|o| o.name == name).map(|o| o.id))
+    }
+
     fn rename(&mut self, f: &NestedField, t: &NestedField, table: &StructType, path: &str) -> Result<String> {
         if ids_of(t).iter().any(|id| self.constraints.key_columns.contains(id)) {
             let why = format!(
@@ -244,6 +261,13 @@ impl Evolver<'_> {
         }
         if self.constraints.partition_names.contains(&fpath) {
             return Err(Error::schema(fpath, "a new column cannot take the name of a partition field"));
+        }
+        if let Some(dropped) = self.dropped(&f.name, parent) {
+            let why = format!(
+                "the table had this column (field id {dropped}) and it was dropped: its values are not written back as a \
+                 new column. Add the column to the table again to land them (then replay), or stop the producer sending it"
+            );
+            return Err(Error::schema(fpath, why));
         }
         debug_assert!(table.fields().iter().all(|t| t.name != f.name));
         let id = self.fresh();

@@ -226,6 +226,34 @@ fn aliases_rename_and_old_names_still_find_their_column() {
 }
 
 #[test]
+fn a_column_another_engine_dropped_is_not_brought_back_by_a_producer_still_sending_it() {
+    let v1 = schema(vec![req(1, "id", prim(P::Long)), opt(2, "payload", prim(P::String))]);
+    let v2 = schema(vec![req(1, "id", prim(P::Long))]).into_builder().with_schema_id(1).build().unwrap();
+    let c = Constraints { history: vec![Arc::new(v1.clone())], ..Default::default() };
+    let e = evolve(&v2, 2, &v1, &no_extras(), &c).unwrap_err().to_string();
+    assert!(e.contains("`payload`") && e.contains("field id 2") && e.contains("was dropped"), "{e}");
+    // Nested too: a struct's dropped field.
+    let inner = |fields| Type::Struct(StructType::new(fields));
+    let n1 = schema(vec![req(1, "id", prim(P::Long)), opt(2, "geo", inner(vec![opt(3, "lat", prim(P::Double))]))]);
+    let n2 = schema(vec![req(1, "id", prim(P::Long)), opt(2, "geo", inner(vec![]))]);
+    let c = Constraints { history: vec![Arc::new(n1.clone())], ..Default::default() };
+    let e = evolve(&n2, 3, &n1, &no_extras(), &c).unwrap_err().to_string();
+    assert!(e.contains("geo.lat") && e.contains("was dropped"), "{e}");
+    // Added again by its owner (a new id under the old name): the producer's values land there.
+    let v3 = schema(vec![req(1, "id", prim(P::Long)), opt(3, "payload", prim(P::String))]);
+    let back = evolve(&v3, 3, &v1, &no_extras(), &c_of(&[&v1, &v2])).unwrap();
+    assert!(back.changes.is_empty(), "{:?}", back.changes);
+    // A name no schema ever had is still a new column.
+    let new = schema(vec![req(1, "id", prim(P::Long)), opt(2, "note", prim(P::String))]);
+    let c = Constraints { history: vec![Arc::new(v1)], ..Default::default() };
+    assert!(matches!(&evolve(&v2, 2, &new, &no_extras(), &c).unwrap().changes[..], [SchemaChange::AddColumn { .. }]));
+}
+
+fn c_of(history: &[&Schema]) -> Constraints {
+    Constraints { history: history.iter().map(|s| Arc::new((*s).clone())).collect(), ..Default::default() }
+}
+
+#[test]
 fn the_committer_accepts_the_same_evolution_twice_and_refuses_a_rival_on_the_same_ids() {
     let table = schema(vec![req(1, "id", prim(P::Long))]);
     let with = |name: &str, t: P| schema(vec![req(1, "id", prim(P::Long)), opt(2, name, prim(t))]);
