@@ -88,14 +88,18 @@ pub(crate) async fn compact_table(ports: &Ports, table: &TableIdent, s: &Compact
             .with_context(|| format!("compaction of {table} failed"))?;
     let t = &report.totals;
     println!(
-        "{table}: {} task(s) of {} planned; {} file(s) merged into {}; {} row(s) in, {} out ({} duplicate(s) dropped)",
+        "{table}: {} task(s) of {} planned; {} file(s) merged into {}; {} row(s) in, {} out ({} duplicate(s) dropped{})",
         report.tasks,
         report.planned,
         t.inputs,
         t.outputs,
         t.rows_in,
         t.rows_out,
-        t.rows_in - t.rows_out
+        t.rows_in - t.rows_out - t.rows_deleted,
+        match t.rows_deleted {
+            0 => String::new(),
+            n => format!(", {n} removed by the table's delete files"),
+        }
     );
     println!(
         "  {:.1} MB read, {:.1} MB written in {:.2} s; {} rewrite(s) committed, {} stale rejected",
@@ -125,7 +129,31 @@ pub(crate) async fn compact_table(ports: &Ports, table: &TableIdent, s: &Compact
             eprintln!("  {uri}: {r}");
         }
     }
+    report_refused(&totals.refused);
+    if !totals.refused.is_empty() {
+        bail!(
+            "the committer refused {} commit message(s) (above): nothing of them was committed, the table is as it \
+             was, and the files a refused rewrite wrote are left to `floe sweep`",
+            totals.refused.len()
+        );
+    }
     Ok(totals.quarantined.len())
+}
+
+/// Prints the commit messages the committer refused during a run, with their reasons.
+pub(crate) fn report_refused(refused: &[String]) {
+    if refused.is_empty() {
+        return;
+    }
+    eprintln!(
+        "{} commit message(s) refused by the committer (they stay in the commit queue until {} deliveries \
+         dead-letter them; `floe status` counts them):",
+        refused.len(),
+        local::DEFAULT_MAX_RECEIVES
+    );
+    for r in refused {
+        eprintln!("  {r}");
+    }
 }
 
 #[derive(Debug, Args)]

@@ -236,6 +236,7 @@ async fn ingest_one(
             report.superseded
         );
     }
+    crate::compact::report_refused(&report.refused_messages);
     let compacted_away = match a.compact {
         true => crate::compact::compact_table(ports, &table, &a.compaction).await?,
         false => 0,

@@ -202,7 +202,7 @@ class Lake:
 
     def compact(self, table, *flags):
         """`floe compact --full`: every task it planned committed, and nothing logged as an error
-        (a rewrite the committer refuses is logged and dead-lettered while the command exits 0)."""
+        (a rewrite the committer refuses also fails the command: `floe` exits 1)."""
         import re
         out = self.floe("compact", table, "--full", *flags)
         m = re.search(r"(\d+) task\(s\) of (\d+) planned", out.stdout)

@@ -197,3 +197,35 @@ def test_a_commit_message_dead_lettered_during_an_ingest_is_reported_not_silent(
     assert "commit-dlq" in floe("status", "--warehouse", wh).stdout
     # The next run adds no dead letter: it succeeds.
     floe("ingest", src, "--warehouse", wh, "--table", "ops.dead")
+
+
+def test_a_refused_rewrite_fails_floe_compact_with_its_reason_and_changes_nothing(tmp_path):
+    """A rewrite request the committer refuses (here a forged one that would drop every row of a
+    file as duplicates of a table without a dedup key) is named with its reason, `floe compact`
+    exits 1, not 0, and the table keeps every row."""
+    src, wh = tmp_path / "in", tmp_path / "wh"
+    src.mkdir()
+    with open(src / "f0.avro", "wb") as f:
+        fastavro.writer(f, SCHEMA, [{"id": j, "tenant": "t"} for j in range(50)])
+    floe("ingest", src, "--warehouse", wh, "--table", "ops.forged")
+    cat = SqlCatalog("floe", uri=f"sqlite:///{wh}/catalog.db", warehouse=f"file://{wh}")
+    table = cat.load_table("ops.forged")
+    snap = table.current_snapshot()
+    (task,) = list(table.scan().plan_files())
+    forged = {
+        "version": 1, "kind": "rewrite", "table": "ops.forged", "task_id": "forged1",
+        "planned_snapshot_id": snap.snapshot_id, "data_sequence_number": snap.sequence_number,
+        "level": 1, "schema_id": table.schema().schema_id, "spec_id": table.spec().spec_id,
+        "removed": [task.file.file_path], "removed_rows": task.file.record_count,
+        "duplicates": task.file.record_count, "added": [],
+    }
+    with sqlite3.connect(wh / ".floe" / "state.db") as db:
+        db.execute("INSERT INTO queue_messages (queue, id, body, visible_at) VALUES ('commit', 'forged', ?, 0)",
+                   (json.dumps(forged),))
+    run = floe("compact", "--warehouse", wh, "--table", "ops.forged", expect=1)
+    assert "1 commit message(s) refused by the committer" in run.stderr, run.stderr
+    assert "rewrite forged1 drops 50 rows as duplicates, but the table has no dedup key" in run.stderr, run.stderr
+    assert "the table is as it was" in run.stderr, run.stderr
+    table = cat.load_table("ops.forged")
+    assert table.current_snapshot().snapshot_id == snap.snapshot_id
+    assert sorted(table.scan().to_arrow()["id"].to_pylist()) == list(range(50))

@@ -157,6 +157,11 @@ def test_tags_branches_rollback_and_cherry_pick_under_floe_commits(lake):
 
     lake.sql(f"CALL {lake.name}.system.rollback_to_snapshot('{table}', {s2})")
     check(lake, table, A + B, "after Java's rollback_to_snapshot")
+    # Decided: a source whose snapshot was rolled back stays committed (the rollback took its
+    # rows out on purpose); an ingest over it again skips it.
+    again = lake.ingest(table, c, *FLAGS)
+    assert "1 file(s) already ingested and skipped" in again.stdout, again.stdout
+    check(lake, table, A + B, "after floe ingest over the rolled back source again")
     lake.sql(f"CALL {lake.name}.system.cherrypick_snapshot('{table}', {sd})")
     check(lake, table, A + B + D, "after Java's cherrypick_snapshot of the branch's commit")
     main = lake.snapshot_id(table)

@@ -6,6 +6,7 @@ vectors alike), against the Avro sources (fastavro) with the row changes applied
 One Spark session for the module (spark_engine.py).
 """
 
+import re
 import subprocess
 import threading
 import time
@@ -89,7 +90,15 @@ def test_spark_row_changes_survive_floe_ingests_and_compaction(lake, fmt, mode):
     lake.ingest(table, b, *FLAGS)
     state.update(by_id(avro_rows(files([b]))))
     check(lake, table, state, "after a Floe ingest on top of Spark's changes")
-    lake.compact(table)
+    [r] = lake.sql(f"SELECT sum(record_count) AS n FROM {t}.data_files")
+    [v] = lake.sql(f"SELECT count(*) AS n FROM {t}")
+    out = lake.compact(table)
+    # Rows the delete files removed are said to be that, not duplicates.
+    removed = re.search(r"(\d+) removed by the table's delete files", out.stdout)
+    if mode == "merge-on-read":
+        assert removed and int(removed[1]) == r.n - v.n, (r.n, v.n, out.stdout)
+    else:
+        assert removed is None, out.stdout
     check(lake, table, state, "after floe compact --full")
     assert live_delete_files(lake, table) == [], "the compaction applied every delete and left none live"
     c = lake.gen(f"{tag}-c", 800 + fmt * 10 + len(mode), files=1, events=40)

@@ -231,7 +231,11 @@ impl Evolver<'_> {
                 _ => None,
             },
         };
-        self.constraints.history.iter().rev().find_map(|s| struct_of(s)?.fields().iter().find(|o| o.name == name).map(|o| o.id))
+        self.constraints
+            .history
+            .iter()
+            .rev()
+            .find_map(|s| struct_of(s)?.fields().iter().find(|o| o.name == name).map(|o| o.id))
     }
 
     fn rename(&mut self, f: &NestedField, t: &NestedField, table: &StructType, path: &str) -> Result<String> {

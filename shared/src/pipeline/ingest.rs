@@ -63,6 +63,9 @@ pub struct IngestReport {
     pub quarantined: Vec<(String, Rejection)>,
     /// Objects whose listed version was gone when read (overwritten or deleted meanwhile).
     pub superseded: usize,
+    /// Commit messages the committer refused meanwhile (not this run's: another's, or forged),
+    /// with their reasons ([`CommitTotals::refused`]).
+    pub refused_messages: Vec<String>,
     /// Rows decoded.
     pub rows_in: u64,
     /// Rows committed.
@@ -161,6 +164,7 @@ pub async fn ingest(
         report.superseded += o.superseded.len();
     }
     report.quarantined.extend(committed.quarantined);
+    report.refused_messages = committed.refused;
     report.rows_committed = committed.rows;
     report.files = committed.files;
     report.snapshots = committed.snapshots;
@@ -175,6 +179,7 @@ pub async fn ingest(
         report.files += second.files;
         report.snapshots += second.snapshots;
         report.quarantined.extend(second.quarantined);
+        report.refused_messages.extend(second.refused_messages);
         report.superseded += second.superseded;
         unpark(ports, &table_cfg.table, &committed.parked).await?;
     }
@@ -250,6 +255,9 @@ pub struct CommitTotals {
     /// route's or of unknown rows, or any met by a compaction), quarantined with kind `overlap` before their manifest
     /// was acknowledged: `floe quarantine replay` lands them.
     pub quarantined: Vec<(String, Rejection)>,
+    /// Messages the committer refused (poison: nothing was changed for them), with the reason:
+    /// they stay in the commit queue until its delivery limit dead-letters them.
+    pub refused: Vec<String>,
 }
 
 /// Embedded compaction: plans and runs the tasks (see [`compact`]), then commits their rewrite
@@ -346,7 +354,8 @@ async fn run_committer(
                         MessageResult::Retry { reason } => retried = Some(reason),
                         MessageResult::Contended => retried = Some("the committer lock is held elsewhere".into()),
                         MessageResult::Poison { reason } => {
-                            tracing::error!(%reason, "commit message cannot be read; it will be dead-lettered");
+                            tracing::error!(%reason, "commit message refused; it will be dead-lettered");
+                            totals.refused.push(reason);
                         }
                         _ => progressed = true,
                     }
