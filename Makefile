@@ -89,6 +89,7 @@ test: test-rust test-python
 # The crash-point suites run last, uncaptured, so that their tables of fault points x results
 # show in the output.
 test-rust: build-tests venv
+	$(CARGO) fmt --all --check
 	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace -- --skip every_fault_point
 	VENV=$(VENV) tests/with-moto.sh $(CARGO) test --release --workspace -- every_fault_point --nocapture
 

@@ -63,8 +63,16 @@ resource "aws_lambda_function" "function" {
       error_message = "Give the REST catalog one secret: rest_token_arn or rest_credential_arn (or, in the clear, rest_token or rest_credential), not two."
     }
     precondition {
-      condition     = !(var.rest_sigv4 && (var.rest_token_arn != null || var.rest_credential_arn != null))
-      error_message = "rest_sigv4 signs with the functions' AWS roles: leave rest_token_arn and rest_credential_arn unset."
+      condition     = (var.rest_reader_token == null || var.rest_reader_token_arn == null) && (var.rest_reader_credential == null || var.rest_reader_credential_arn == null) && length(compact([var.rest_reader_token, var.rest_reader_credential, var.rest_reader_token_arn, var.rest_reader_credential_arn])) <= 1
+      error_message = "Give the writer and the compactor one REST secret: rest_reader_token_arn or rest_reader_credential_arn (or, in the clear, rest_reader_token or rest_reader_credential), not two."
+    }
+    precondition {
+      condition     = var.catalog != "rest" || local.rest_reader_given || var.rest_readers_share_committer_secret || length(compact([var.rest_token, var.rest_credential, var.rest_token_arn, var.rest_credential_arn])) == 0
+      error_message = "The writer and the compactor only load tables: give them a secret of a principal the REST catalog lets only read (rest_reader_token_arn or rest_reader_credential_arn), or set rest_readers_share_committer_secret = true to let them use the committer's (then a compromised writer or compactor can commit to the catalog around the committer's checks)."
+    }
+    precondition {
+      condition     = !(var.rest_sigv4 && (var.rest_token_arn != null || var.rest_credential_arn != null || var.rest_reader_token_arn != null || var.rest_reader_credential_arn != null))
+      error_message = "rest_sigv4 signs with the functions' AWS roles: leave rest_token_arn, rest_credential_arn and the rest_reader_* ARNs unset."
     }
     precondition {
       condition     = !(var.rest_token != null && var.rest_credential != null) && !(var.rest_reader_token != null && var.rest_reader_credential != null)

@@ -59,25 +59,6 @@ data "aws_iam_policy_document" "every_function" {
     actions   = ["s3:ListBucket"]
     resources = [local.warehouse_arn]
   }
-  # The REST catalog's secret, named by ARN: read at the cold start, that secret only (an SSM
-  # SecureString under the account's default key needs no key grant; under a customer key, the
-  # key's policy must let the roles decrypt).
-  dynamic "statement" {
-    for_each = var.catalog == "rest" ? [for a in compact([var.rest_token_arn, var.rest_credential_arn]) : a if strcontains(a, ":secretsmanager:")] : []
-    content {
-      sid       = "ReadRestCatalogSecret${statement.key}"
-      actions   = ["secretsmanager:GetSecretValue"]
-      resources = [statement.value]
-    }
-  }
-  dynamic "statement" {
-    for_each = var.catalog == "rest" ? [for a in compact([var.rest_token_arn, var.rest_credential_arn]) : a if strcontains(a, ":ssm:")] : []
-    content {
-      sid       = "ReadRestCatalogParameter${statement.key}"
-      actions   = ["ssm:GetParameter"]
-      resources = [statement.value]
-    }
-  }
   dynamic "statement" {
     for_each = var.kms_key_arn == null ? [] : [local.kms_key_arn]
     content {
@@ -88,10 +69,35 @@ data "aws_iam_policy_document" "every_function" {
   }
 }
 
+# The REST catalog's secrets, named by ARN and read at the cold start: the committer's by the
+# committer only, the reader's (or, where rest_readers_share_committer_secret allows it, the
+# committer's) by the writer and the compactor. That secret only. (An SSM SecureString under
+# the account's default key needs no key grant; under a customer key, the key's policy must let
+# the roles decrypt.)
+data "aws_iam_policy_document" "rest_secret" {
+  for_each = { committer = values(local.rest_committer_arns), reader = values(local.rest_reader_arns) }
+  dynamic "statement" {
+    for_each = [for a in each.value : a if strcontains(a, ":secretsmanager:")]
+    content {
+      sid       = "ReadRestCatalogSecret${statement.key}"
+      actions   = ["secretsmanager:GetSecretValue"]
+      resources = [statement.value]
+    }
+  }
+  dynamic "statement" {
+    for_each = [for a in each.value : a if strcontains(a, ":ssm:")]
+    content {
+      sid       = "ReadRestCatalogParameter${statement.key}"
+      actions   = ["ssm:GetParameter"]
+      resources = [statement.value]
+    }
+  }
+}
+
 # The writer and the compactor: read tables and the catalog, create data files (never
 # overwrite), hand them to the committer.
 data "aws_iam_policy_document" "data_file_producer" {
-  source_policy_documents = [data.aws_iam_policy_document.every_function.json]
+  source_policy_documents = [data.aws_iam_policy_document.every_function.json, data.aws_iam_policy_document.rest_secret["reader"].json]
   statement {
     sid       = "ReadTablesAndConfig"
     actions   = ["s3:GetObject"]
@@ -100,7 +106,7 @@ data "aws_iam_policy_document" "data_file_producer" {
   statement {
     sid       = "CreateDataFilesAndClaimChecksOnly"
     actions   = ["s3:PutObject"]
-    resources = [local.data_objects, local.claim_objects]
+    resources = [local.data_file_objects, local.claim_objects]
     # Create-only: every put must carry If-None-Match, so no existing object is overwritten.
     condition {
       test     = "Null"
@@ -205,7 +211,7 @@ data "aws_iam_policy_document" "writer" {
 # --- committer ----------------------------------------------------------------------------
 
 data "aws_iam_policy_document" "committer" {
-  source_policy_documents = [data.aws_iam_policy_document.every_function.json]
+  source_policy_documents = [data.aws_iam_policy_document.every_function.json, data.aws_iam_policy_document.rest_secret["committer"].json]
   statement {
     sid       = "OwnLogGroup"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]

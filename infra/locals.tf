@@ -37,6 +37,9 @@ locals {
   warehouse_arn     = "arn:${local.partition}:s3:::${local.warehouse_bucket}"
   warehouse_objects = "${local.warehouse_arn}/${var.warehouse_prefix}/*"
   data_objects      = "${local.warehouse_arn}/${var.warehouse_prefix}/*/data/*"
+  # What writers and compactors create: Parquet data files only (so not, under a table named
+  # `data`, `<ns>.db/data/metadata/...`, which `*/data/*` would match).
+  data_file_objects = "${local.warehouse_arn}/${var.warehouse_prefix}/*/data/*.parquet"
   metadata_objects  = "${local.warehouse_arn}/${var.warehouse_prefix}/*/metadata/*"
   claim_objects     = "${local.warehouse_arn}/${var.warehouse_prefix}/_floe/claims/*"
   config_key        = "${var.warehouse_prefix}/_floe/floe.toml"
@@ -117,9 +120,6 @@ locals {
       FLOE_REST_SIGNING_NAME      = var.rest_sigv4 ? var.rest_signing_name : null
       FLOE_REST_SIGNING_REGION    = var.rest_sigv4 ? local.region : null
       FLOE_REST_ALLOW_HTTP        = var.rest_allow_http ? "true" : null
-      # Secrets by ARN: the functions read them at their cold start (their roles may read these).
-      FLOE_REST_TOKEN_ARN      = var.rest_token_arn
-      FLOE_REST_CREDENTIAL_ARN = var.rest_credential_arn
     } : k => v if v != null } : {},
     # FLOE_CONFIG_MD5 changes the functions' configuration when floe_toml changes, so that no
     # warm function keeps routing by the configuration it read at its cold start.
@@ -138,18 +138,31 @@ locals {
     var.rest_credential == null ? {} : { FLOE_REST_CREDENTIAL = var.rest_credential },
   )
   rest_reader_secrets = var.catalog != "rest" ? {} : (
-    var.rest_reader_token == null && var.rest_reader_credential == null ? local.rest_committer_secrets : merge(
+    !local.rest_reader_given ? local.rest_committer_secrets : merge(
       var.rest_reader_token == null ? {} : { FLOE_REST_TOKEN = var.rest_reader_token },
       var.rest_reader_credential == null ? {} : { FLOE_REST_CREDENTIAL = var.rest_reader_credential },
     )
   )
+  # Secrets by ARN, read at the cold start: the committer's (only its role may read them), and
+  # the writer's and compactor's, the reader secret when one is given (only their roles may read
+  # it), else the committer's where rest_readers_share_committer_secret allows it.
+  rest_reader_given = anytrue([for v in [var.rest_reader_token, var.rest_reader_credential, var.rest_reader_token_arn, var.rest_reader_credential_arn] : v != null])
+  rest_committer_arns = var.catalog != "rest" ? {} : { for k, v in {
+    FLOE_REST_TOKEN_ARN      = var.rest_token_arn
+    FLOE_REST_CREDENTIAL_ARN = var.rest_credential_arn
+  } : k => v if v != null }
+  rest_reader_arns = var.catalog != "rest" ? {} : !local.rest_reader_given ? local.rest_committer_arns : { for k, v in {
+    FLOE_REST_TOKEN_ARN      = var.rest_reader_token_arn
+    FLOE_REST_CREDENTIAL_ARN = var.rest_reader_credential_arn
+  } : k => v if v != null }
   environments = {
-    writer = merge(local.common_env, {
+    writer = merge(local.common_env, local.rest_reader_arns, {
       FLOE_TABLE_CACHE_SECS = tostring(var.table_cache_seconds)
       FLOE_CREATE_WAIT_SECS = tostring(var.create_wait_seconds)
     })
     committer = merge(
       local.common_env,
+      local.rest_committer_arns,
       # The committer takes rewrite requests only for the tables the compactor compacts.
       length(var.compact_tables) == 0 ? {} : { FLOE_COMPACT_TABLES = join(",", var.compact_tables) },
       {
@@ -165,6 +178,7 @@ locals {
     } : {})
     compactor = merge(
       local.common_env,
+      local.rest_reader_arns,
       length(var.compact_tables) == 0 ? {} : { FLOE_COMPACT_TABLES = join(",", var.compact_tables) },
       {
         # (Not a conditional: over a URL unknown until the queue exists, it would hide the whole

@@ -150,6 +150,32 @@ variable "rest_reader_credential" {
   }
 }
 
+variable "rest_reader_token_arn" {
+  description = "With catalog = \"rest\": the ARN of a Secrets Manager secret or an SSM SecureString holding a bearer token for the writer and the compactor only (their FLOE_REST_TOKEN_ARN), which load tables but never commit: give it a principal the catalog lets read only. Only their roles may read it; only the committer's may read rest_token_arn."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.rest_reader_token_arn == null || can(regex("^arn:aws[a-z-]*:(secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+|ssm:[a-z0-9-]+:[0-9]{12}:parameter/.+)$", coalesce(var.rest_reader_token_arn, "x")))
+    error_message = "rest_reader_token_arn must be a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME) or an SSM parameter ARN (arn:aws:ssm:REGION:ACCOUNT:parameter/NAME)."
+  }
+}
+
+variable "rest_reader_credential_arn" {
+  description = "With catalog = \"rest\": the ARN of a secret holding CLIENT_ID:CLIENT_SECRET for the writer and the compactor only (see rest_reader_token_arn)."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.rest_reader_credential_arn == null || can(regex("^arn:aws[a-z-]*:(secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+|ssm:[a-z0-9-]+:[0-9]{12}:parameter/.+)$", coalesce(var.rest_reader_credential_arn, "x")))
+    error_message = "rest_reader_credential_arn must be a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME) or an SSM parameter ARN (arn:aws:ssm:REGION:ACCOUNT:parameter/NAME)."
+  }
+}
+
+variable "rest_readers_share_committer_secret" {
+  description = "With catalog = \"rest\" and a committer secret but no reader one: let the writer and the compactor use the committer's secret. Then a compromised writer or compactor holds the committer's catalog rights and can commit to the catalog around the committer's checks; without this (or a rest_reader_* secret) the plan fails."
+  type        = bool
+  default     = false
+}
+
 variable "rest_oauth2_server_uri" {
   description = "With rest_credential: the OAuth2 token endpoint (FLOE_REST_OAUTH2_SERVER_URI); null uses <rest_uri>/v1/oauth/tokens."
   type        = string

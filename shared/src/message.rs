@@ -219,9 +219,27 @@ pub struct SchemaEvolution {
     pub schema: Schema,
 }
 
+/// Why `source` cannot be one a writer sends, if it cannot: its id must be `<uri>#<version>`,
+/// with no control character in either and no `#` in the version. That keeps [`batch_key`]
+/// injective: its ids are joined by line breaks, so one id holding a line break could stand for
+/// the sources of another batch and name that batch's files.
+pub fn check_source_id(uri: &str, id: &str) -> std::result::Result<(), String> {
+    if let Some(c) = uri.chars().find(|c| c.is_control()) {
+        return Err(format!("source {uri:?} holds the control character {:?}, which a source id cannot carry", c));
+    }
+    let Some(version) = id.strip_prefix(uri).and_then(|v| v.strip_prefix('#')) else {
+        return Err(format!("source id {id:?} is not its URI {uri:?}, '#' and its version"));
+    };
+    if version.chars().any(|c| c.is_control() || c == '#') {
+        return Err(format!("source id {id:?} has a version holding '#' or a control character"));
+    }
+    Ok(())
+}
+
 /// The deterministic id of a writer batch of `sources`: a hash of their sorted ids. Its data
 /// files' names start with it, and the committer admits a manifest only under the id of its own
-/// sources (so no message can register another batch's files under fresh sources).
+/// sources (so no message can register another batch's files under fresh sources; the ids are
+/// checked first, [`check_source_id`]).
 pub fn batch_key(sources: &[SourceRef]) -> String {
     use sha2::{Digest, Sha256};
     let mut ids: Vec<&str> = sources.iter().map(|s| s.id.as_str()).collect();
@@ -339,6 +357,16 @@ impl RewriteRequest {
     /// Rows in the added files.
     pub fn added_rows(&self) -> u64 {
         self.added.iter().map(|f| f.record_count).sum()
+    }
+
+    /// Added rows, duplicates and deleted rows together: what the removed rows must come to;
+    /// `None` past `u64` (a forged request could otherwise wrap the sum to balance).
+    pub fn accounted_rows(&self) -> Option<u64> {
+        self.added
+            .iter()
+            .try_fold(0u64, |n, f| n.checked_add(f.record_count))?
+            .checked_add(self.duplicates)?
+            .checked_add(self.deleted)
     }
 }
 

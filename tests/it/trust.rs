@@ -87,7 +87,22 @@ async fn forged_messages_are_refused_with_their_reason_and_change_nothing() {
     let a_keys = put_sources(&env, "a", 11, 2).await;
     let b_keys = put_sources(&env, "b", 12, 2).await;
     let engine = EngineConfig { max_commit_age: Some(Duration::from_secs(3600)), ..EngineConfig::default() };
-    let tables = Tables::new(Router::new(None, a.parse().unwrap()), [b.parse().unwrap()]);
+    // Writers are routed to a, b and e; compactors compact a, b and d (d is another engine's
+    // table that Floe only compacts; e one it lands but leaves uncompacted).
+    let routes = r#"
+        [[table]]
+        name = "trust.a"
+        prefixes = ["a/", "a2/"]
+        [[table]]
+        name = "trust.b"
+        prefixes = ["b/"]
+        [[table]]
+        name = "trust.e"
+        prefixes = ["e/"]
+    "#;
+    let config = floe::config::FloeToml::parse(routes).expect("routes");
+    let compacted = [a, b, "trust.d"].map(|t| t.parse().unwrap());
+    let tables = Tables::new(Router::new(Some(config), a.parse().unwrap()), compacted);
     let committer =
         // A commit age limit, as deployments have: manifests past it are not registered.
         Mutex::new(Committer::new(engine, ports.clone()).with_tables(tables).with_warehouse(&format!(
@@ -171,6 +186,21 @@ async fn forged_messages_are_refused_with_their_reason_and_change_nothing() {
     let mut unrouted = manifest(7, copied.clone(), a_bytes.len() as u64);
     unrouted.table = "trust.c".parse().unwrap();
     forged.push((unrouted.to_json().unwrap(), "not one this deployment routes"));
+    // Appends only to tables the writers are routed to: not to one Floe only compacts.
+    let mut compacted_only = manifest(9, copied.clone(), a_bytes.len() as u64);
+    compacted_only.table = "trust.d".parse().unwrap();
+    forged.push((compacted_only.to_json().unwrap(), "no append or create of it is taken"));
+    // One source whose id joins the ids of a committed batch's sources hashes to that batch's id:
+    // its files (there, of their sizes, real Parquet) would be registered a second time.
+    let mut joined = template.clone();
+    let mut ids: Vec<&str> = template.sources.iter().map(|s| s.id.as_str()).collect();
+    ids.sort_unstable();
+    assert!(ids.len() > 1, "the committed batch has several sources");
+    joined.sources.truncate(1);
+    joined.sources[0].uri = ids[0].split('#').next().unwrap().to_string();
+    joined.sources[0].id = ids.join("\n");
+    assert_eq!(batch_key(&joined.sources), template.batch_id, "the forgery collides, but for the id check");
+    forged.push((joined.to_json().unwrap(), "'#' or a control character"));
     let rewrite = |added: Vec<String>| {
         let files = added
             .into_iter()
@@ -186,6 +216,10 @@ async fn forged_messages_are_refused_with_their_reason_and_change_nothing() {
         .to_string()
     };
     forged.push((rewrite(vec![b_file.clone(), a_metadata.clone()]), "not under the table's data location"));
+    // Rewrites only of tables the compactors compact: not of one Floe lands but leaves alone.
+    let mut uncompacted: serde_json::Value = serde_json::from_str(&rewrite(vec![stale_output.clone()])).unwrap();
+    uncompacted["table"] = "trust.e".into();
+    forged.push((uncompacted.to_string(), "not one this deployment compacts"));
     forged.push((format!("floe-claim-check:{a_metadata}"), "is not a claim object"));
     forged.push((format!("floe-claim-check:{big_claim}"), "past the limit"));
     forged.push((r#"{"version":1,"table":"../../etc.passwd","batch_id":"x"}"#.to_string(), "NAMESPACE.NAME"));
@@ -308,6 +342,10 @@ async fn each_kind_of_message_is_admitted_only_from_the_role_that_sends_it() {
         // A forged record of a writer as the original sender, on another role's message.
         (append(4), Some(ATTACKER), Some(WRITER), "sender AROAOTHERROLE0000001:someone may not", Some(ATTACKER)),
         (append(5), None, None, "carries no sender id", None),
+        // The compactor's rewrite passes the sender check (and so does the committer's copy
+        // recording the compactor) and meets the next: this deployment compacts no table.
+        (rewrite("c0ffee"), Some(COMPACTOR), None, "not one this deployment compacts", Some(COMPACTOR)),
+        (rewrite("c0ffee2"), Some(COMMITTER), Some(COMPACTOR), "not one this deployment compacts", Some(COMPACTOR)),
     ];
     for (body, ..) in &cases {
         queue.send(body.clone()).await.expect("send");

@@ -475,27 +475,45 @@ def rest_catalog_plans(planner, rest, committer, reader):
             assert variables["FLOE_REST_SIGNING_REGION"] == "us-east-1"
             assert "FLOE_REST_CREDENTIAL" not in variables and "FLOE_REST_TOKEN" not in variables
 
-    # Secrets by ARN: only the ARN in the environment, each role may read that secret and no other.
+    # Secrets by ARN: only the ARN in the environment; the committer's secret only the committer
+    # may read, the reader's only the writer and the compactor; neither any other secret.
     token_arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:floe/rest-token-AbCdEf"
     cred_arn = "arn:aws:ssm:us-east-1:123456789012:parameter/floe/rest-credential"
+    reader_arns = {"secretsmanager": "arn:aws:secretsmanager:us-east-1:123456789012:secret:floe/rest-reader-XyZ012",
+                   "ssm": "arn:aws:ssm:us-east-1:123456789012:parameter/floe/rest-reader"}
     for arn, var, env_name, action in [(token_arn, "rest_token_arn", "FLOE_REST_TOKEN_ARN", "secretsmanager:GetSecretValue"),
                                        (cred_arn, "rest_credential_arn", "FLOE_REST_CREDENTIAL_ARN", "ssm:GetParameter")]:
-        by_arn = planner.plan(*rest, "-var", f"{var}={arn}")
+        service = action.split(":")[0]
+        reader = reader_arns[service]
+        by_arn = planner.plan(*rest, "-var", f"{var}={arn}", "-var", f"rest_reader_{var.removeprefix('rest_')}={reader}")
         for c in by_arn["resource_changes"]:
             after = c["change"]["after"] or {}
             if ".aws_lambda_function.function[" in c["address"]:
+                role = c["address"].split('"')[1]
                 variables = after["environment"][0]["variables"]
-                assert variables[env_name] == arn, variables
+                assert variables[env_name] == (arn if role == "committer" else reader), (role, variables)
                 assert "FLOE_REST_TOKEN" not in variables and "FLOE_REST_CREDENTIAL" not in variables, variables
-        # The statements every role takes (every_function; the roles' own documents are left to
-        # the apply on moto, see the KMS test).
-        shared = json.loads(resources(by_arn)["module.floe.data.aws_iam_policy_document.every_function"]["json"])
-        assert allowed(shared, action, arn), shared
-        assert not allowed(shared, action, arn + "-other"), shared
-        assert not allowed(shared, "secretsmanager:GetSecretValue" if "ssm" in action else "ssm:GetParameter", arn)
+        docs = resources(by_arn)
+        committer = json.loads(docs['module.floe.data.aws_iam_policy_document.rest_secret["committer"]']["json"])
+        readers = json.loads(docs['module.floe.data.aws_iam_policy_document.rest_secret["reader"]']["json"])
+        assert allowed(committer, action, arn) and not allowed(committer, action, reader), committer
+        assert allowed(readers, action, reader) and not allowed(readers, action, arn), readers
+        for doc in (committer, readers):
+            assert not allowed(doc, action, arn + "-other"), doc
+            other = "secretsmanager:GetSecretValue" if service == "ssm" else "ssm:GetParameter"
+            assert not allowed(doc, other, arn) and not allowed(doc, other, reader), doc
+        # Sharing the committer's secret is a choice a deployer makes by name.
+        shared = planner.plan(*rest, "-var", f"{var}={arn}", "-var", "rest_readers_share_committer_secret=true")
+        docs = resources(shared)
+        readers = json.loads(docs['module.floe.data.aws_iam_policy_document.rest_secret["reader"]']["json"])
+        assert allowed(readers, action, arn), readers
 
     wrong = [
         ([*rest, "-var", f"rest_token_arn={token_arn}", "-var", "rest_token=t"], "not two"),
+        ([*rest, "-var", f"rest_token_arn={token_arn}"], "rest_readers_share_committer_secret = true"),
+        ([*rest, "-var", "rest_token=t"], "rest_readers_share_committer_secret = true"),
+        ([*rest, "-var", "rest_token=t", "-var", "rest_reader_token=r", "-var", f"rest_reader_token_arn={token_arn}"],
+         "not two"),
         ([*rest, "-var", "rest_token_arn=arn:aws:s3:::bucket/token"], "rest_token_arn must be a Secrets Manager secret ARN"),
         (["-var", "catalog=rest", "-var", "rest_uri=http://catalog.example.com"], "rest_allow_http"),
         (["-var", "catalog=rest", "-var", "rest_uri=catalog.example.com"], "http:// or https:// URL"),

@@ -174,6 +174,24 @@ variable "rest_reader_credential" {
   sensitive   = true
 }
 
+variable "rest_reader_token_arn" {
+  description = "With catalog = rest: the ARN of a secret holding a read-only bearer token for the writer and the compactor."
+  type        = string
+  default     = null
+}
+
+variable "rest_reader_credential_arn" {
+  description = "With catalog = rest: the ARN of a secret holding read-only OAuth2 client credentials for the writer and the compactor."
+  type        = string
+  default     = null
+}
+
+variable "rest_readers_share_committer_secret" {
+  description = "With catalog = rest and no reader secret: let the writer and the compactor use the committer's (they then hold its catalog rights)."
+  type        = bool
+  default     = false
+}
+
 variable "rest_oauth2_server_uri" {
   description = "With rest_credential: the OAuth2 token endpoint (default <rest_uri>/v1/oauth/tokens)."
   type        = string

@@ -141,7 +141,7 @@ pub struct Unread {
     pub refused: bool,
 }
 
-/// Claim-checked bodies one invocation holds at most (besides the [`CLAIMS_IN_FLIGHT`] being
+/// Claim-checked bodies one invocation holds at most (each reserved from its HEAD before it is
 /// read): the messages past it are left for redelivery, so that a batch of claim checks, each
 /// under the per-object cap, cannot add up to more than the committer's memory.
 const CLAIM_BYTES_PER_INVOCATION: u64 = 512 << 20;
@@ -163,24 +163,26 @@ async fn commit_message(
     use std::sync::atomic::Ordering;
     let id = m.message_id.clone().unwrap_or_default();
     let raw = m.body.as_deref().unwrap_or_default();
-    if raw.starts_with("floe-claim-check:") && held.load(Ordering::Relaxed) > CLAIM_BYTES_PER_INVOCATION {
-        let reason = format!("this invocation holds {CLAIM_BYTES_PER_INVOCATION} bytes of claim checks already");
-        return Err(Unread { id, reason, refused: false });
-    }
     let (sender, sent_for) = senders_of(m);
-    match queue.resolve(raw).await {
+    // A claim check's size is reserved from its HEAD before it is read, so the claim checks read
+    // at once cannot pass the budget between them.
+    let reserve = |size: u64| {
+        if held.fetch_add(size, Ordering::SeqCst) + size > CLAIM_BYTES_PER_INVOCATION {
+            held.fetch_sub(size, Ordering::SeqCst);
+            return Err(PortError::Throttled(format!(
+                "this invocation holds {CLAIM_BYTES_PER_INVOCATION} bytes of claim checks already: left for redelivery"
+            )));
+        }
+        Ok(())
+    };
+    match queue.resolve_reserving(raw, reserve).await {
         Ok(body) => Ok(Message {
             sender,
             sent_for,
             id,
             receipt: m.receipt_handle.clone().unwrap_or_default(),
             receive_count: m.attributes.get("ApproximateReceiveCount").and_then(|c| c.parse().ok()).unwrap_or(1),
-            body: {
-                if body.len() != raw.len() {
-                    held.fetch_add(body.len() as u64, Ordering::Relaxed);
-                }
-                body
-            },
+            body,
         }),
         Err(e) => {
             let refused = matches!(e, PortError::Invalid(_));

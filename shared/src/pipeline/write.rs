@@ -520,6 +520,11 @@ async fn fetch(cfg: &EngineConfig, ports: &Ports, obj: &ObjectMeta) -> Result<st
         let why = format!("{} bytes is over the limit of {}", obj.size, cfg.max_object_bytes);
         return Ok(Err(Fetched::Read(Err(Rejection::new(RejectionKind::TooLarge, why)))));
     }
+    if let Err(why) = crate::message::check_source_id(&obj.uri, &source_id(obj)) {
+        // The committer would refuse its manifest: say so here, once, for this object alone.
+        let why = format!("{why}: rename the object");
+        return Ok(Err(Fetched::Read(Err(Rejection::new(RejectionKind::Unreadable, why)))));
+    }
     match ports.store.get_version(obj).await {
         Ok(Some(bytes)) => Ok(Ok(bytes)),
         Ok(None) => Ok(Err(Fetched::Superseded(superseded(obj)))),

@@ -17,6 +17,8 @@ use crate::ports::{Message, ObjectStore, Queue};
 
 /// Bodies above this many bytes travel by claim check (SQS allows 262,144 with attributes).
 pub const CLAIM_CHECK_THRESHOLD: usize = 240 * 1024;
+/// SQS's largest message, attributes included.
+const SQS_MAX_MESSAGE_BYTES: usize = 256 * 1024;
 const CLAIM_PREFIX: &str = "floe-claim-check:";
 
 /// The largest claim check followed (and written): a committer holds its bodies whole, up to 16
@@ -198,6 +200,16 @@ impl SqsQueue {
     /// Follows a claim check, if the body is one: only to a claim object under the prefix, of at
     /// most [`MAX_CLAIM_BYTES`] (a HEAD first; the read stops at the size it gave).
     pub async fn resolve(&self, body: &str) -> Result<String, PortError> {
+        self.resolve_reserving(body, |_| Ok(())).await
+    }
+
+    /// [`SqsQueue::resolve`], with `reserve` asked for a claim check's size (from its HEAD)
+    /// before it is read: an error from it leaves the object unread.
+    pub async fn resolve_reserving(
+        &self,
+        body: &str,
+        reserve: impl FnOnce(u64) -> Result<(), PortError>,
+    ) -> Result<String, PortError> {
         match (body.strip_prefix(CLAIM_PREFIX), &self.claims) {
             (Some(uri), Some((store, prefix))) => {
                 claim_object(prefix, uri)?;
@@ -207,6 +219,7 @@ impl SqsQueue {
                         "claim check {uri} holds {size} bytes, past the limit of {MAX_CLAIM_BYTES}"
                     )));
                 }
+                reserve(size)?;
                 let bytes = store.get_range(uri, 0..size).await?;
                 String::from_utf8(bytes.to_vec()).map_err(|e| PortError::io(format!("claim check {uri}"), e))
             }
@@ -220,9 +233,22 @@ impl SqsQueue {
     /// and a redrive delivers it unchanged; `sent_for` is the original's sender
     /// ([`SENT_FOR_ATTRIBUTE`]).
     pub async fn send_refused(&self, body: String, reason: &str, sent_for: Option<&str>) -> Result<(), PortError> {
-        let reason: String = reason.chars().take(4096).collect();
-        self.send_with(body, [(REFUSED_ATTRIBUTE, Some(reason)), (SENT_FOR_ATTRIBUTE, sent_for.map(str::to_string))])
-            .await
+        // SQS counts attributes (names, types and values) in its 256 KiB: the reason takes what
+        // the body and the sender leave, so a body near the limit is still dead-lettered.
+        let used = body.len() + sent_for.map_or(0, str::len) + REFUSED_ATTRIBUTE.len() + SENT_FOR_ATTRIBUTE.len() + 64;
+        let room = (SQS_MAX_MESSAGE_BYTES.saturating_sub(used)).min(4096);
+        let mut reason: String = reason.chars().take(4096).collect();
+        while reason.len() > room {
+            reason.pop();
+        }
+        self.send_with(
+            body,
+            [
+                (REFUSED_ATTRIBUTE, Some(reason).filter(|r| !r.is_empty())),
+                (SENT_FOR_ATTRIBUTE, sent_for.map(str::to_string)),
+            ],
+        )
+        .await
     }
 
     async fn send_with<const N: usize>(

@@ -113,15 +113,24 @@ impl Tables {
         Tables { router, compacted: compacted.into_iter().collect() }
     }
 
-    /// Whether a message may name `table`; if not, why.
-    pub fn admit(&self, table: &TableIdent) -> Result<(), String> {
-        if self.router.reaches(table) || self.compacted.contains(table) {
-            return Ok(());
+    /// Whether `request` may name its table; if not, why. Appends and creates only for a table
+    /// the writers are routed to, rewrites only for one the compactors compact: a compromised
+    /// writer cannot append to a table another engine owns that Floe only compacts, nor a
+    /// compactor rewrite a routed table it was not given.
+    pub fn admit(&self, request: &CommitRequest) -> Result<(), String> {
+        let table = request.table();
+        match request {
+            CommitRequest::Rewrite(_) if self.compacted.contains(table) => Ok(()),
+            CommitRequest::Rewrite(_) => Err(format!(
+                "table {table} is not one this deployment compacts (FLOE_COMPACT_TABLES, else FLOE_DEFAULT_TABLE): \
+                 no rewrite of it is taken"
+            )),
+            _ if self.router.reaches(table) => Ok(()),
+            _ => Err(format!(
+                "table {table} is not one this deployment routes objects to (FLOE_CONFIG, FLOE_DEFAULT_TABLE): no \
+                 append or create of it is taken"
+            )),
         }
-        Err(format!(
-            "table {table} is not one this deployment routes objects to or compacts (FLOE_CONFIG, FLOE_DEFAULT_TABLE, \
-             FLOE_COMPACT_TABLES)"
-        ))
     }
 }
 
@@ -186,6 +195,13 @@ fn name_key(name: &str) -> Option<&str> {
 /// Why a file manifest's names cannot be a writer's, if they cannot: its batch id must be the id
 /// of its sources, and its files named for that batch under the table's data location.
 pub(super) fn check_manifest_names(location: &str, m: &FileManifest) -> Result<(), Refusal> {
+    let mut ids = std::collections::HashSet::new();
+    for s in &m.sources {
+        crate::message::check_source_id(&s.uri, &s.id)?;
+        if !ids.insert(s.id.as_str()) {
+            return Err(format!("source {} is listed twice", s.id));
+        }
+    }
     let expected = batch_key(&m.sources);
     if m.batch_id != expected {
         return Err(format!("batch id {:?} is not the id of its sources ({expected})", m.batch_id));
@@ -249,18 +265,27 @@ pub(super) enum Found {
 /// and only field ids of the schema it was written with. `files` are each the key of their
 /// message, the schema and the file; the answer holds what was found against each message that
 /// does not pass (a refusal rather than a read failure). [`FOOTERS_IN_FLIGHT`] files are read at
-/// once, across messages.
-pub(super) async fn check_files<K: Eq + std::hash::Hash>(
+/// once, across messages; the files of a message already refused are not read (a forged
+/// message of many files costs the reads up to its first refusal).
+///
+/// `written_after` (ms since the epoch: the commit age limit, where there is one) refuses a
+/// file the store says was last written before it, whatever its message says: a message cannot
+/// make the committer register a file old enough for the orphan sweep to have judged it.
+pub(super) async fn check_files<K: Eq + std::hash::Hash + Clone>(
     store: &Arc<dyn ObjectStore>,
     files: Vec<(K, &Schema, &DataFileMeta)>,
+    written_after: Option<i64>,
 ) -> HashMap<K, Found> {
-    let checks: Vec<_> = files.into_iter().map(|(key, schema, f)| check_keyed(store, key, schema, f)).collect();
+    let refused = std::sync::Mutex::new(std::collections::HashSet::new());
+    let checks: Vec<_> =
+        files.into_iter().map(|(key, schema, f)| check_keyed(store, key, schema, f, written_after, &refused)).collect();
     let mut results = futures::stream::iter(checks).buffer_unordered(FOOTERS_IN_FLIGHT);
     let mut found: HashMap<K, Found> = HashMap::new();
     while let Some((key, r)) = results.next().await {
         match r {
             Ok(Ok(())) => {}
             Ok(Err(why)) => {
+                refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key.clone());
                 let slot = found.entry(key).or_insert_with(|| Found::Refused(why.clone()));
                 if matches!(slot, Found::Unreadable(_)) {
                     *slot = Found::Refused(why);
@@ -274,13 +299,19 @@ pub(super) async fn check_files<K: Eq + std::hash::Hash>(
     found
 }
 
-async fn check_keyed<K>(
+async fn check_keyed<K: Eq + std::hash::Hash>(
     store: &Arc<dyn ObjectStore>,
     key: K,
     schema: &Schema,
     f: &DataFileMeta,
+    written_after: Option<i64>,
+    refused: &std::sync::Mutex<std::collections::HashSet<K>>,
 ) -> (K, std::result::Result<Result<(), Refusal>, PortError>) {
-    (key, check_file(store, schema, f).await)
+    if refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&key) {
+        return (key, Ok(Ok(())));
+    }
+    let r = check_file(store, schema, f, written_after).await;
+    (key, r)
 }
 
 /// The largest footer read: a file that says its footer is larger is refused unread (a forged
@@ -291,13 +322,22 @@ async fn check_file(
     store: &Arc<dyn ObjectStore>,
     schema: &Schema,
     f: &DataFileMeta,
+    written_after: Option<i64>,
 ) -> std::result::Result<Result<(), Refusal>, PortError> {
     let path = f.path.as_str();
-    let size = match store.head(path).await {
-        Ok(meta) => meta.size,
+    let (size, modified) = match store.head(path).await {
+        Ok(meta) => (meta.size, meta.modified_ms),
         Err(PortError::NotFound(_)) => return Ok(Err(format!("file {path} does not exist"))),
         Err(e) => return Err(e),
     };
+    if let (Some(limit), Some(at)) = (written_after, modified)
+        && at < limit
+    {
+        return Ok(Err(format!(
+            "file {path} was last written at {at} ms, before the commit age limit ({limit} ms), whatever its message \
+             says: the orphan sweep may have judged it"
+        )));
+    }
     if size != f.file_size_in_bytes {
         return Ok(Err(format!("file {path} holds {size} bytes, not the {} the message says", f.file_size_in_bytes)));
     }
@@ -450,5 +490,44 @@ mod tests {
         assert!(check_manifest_names(LOC, &m).is_ok(), "a value route may take none of a source's rows");
         m.batch_id = "L1-9a41c2e07b5d13f86e02".into();
         assert!(check_manifest_names(LOC, &m).unwrap_err().contains("is not the id of its sources"));
+    }
+
+    #[test]
+    fn one_source_cannot_stand_for_another_batchs_sources() {
+        let source = |uri: &str, id: &str| crate::message::SourceRef {
+            id: id.into(),
+            uri: uri.into(),
+            size: 1,
+            rows: 0,
+            version_id: None,
+            created_ms: None,
+        };
+        let victim = [source("s3://l/a", "s3://l/a#1"), source("s3://l/b", "s3://l/b#2")];
+        let manifest = |sources: Vec<crate::message::SourceRef>| FileManifest {
+            version: crate::message::MESSAGE_VERSION,
+            table: "web.events".parse().unwrap(),
+            batch_id: batch_key(&sources),
+            schema_id: 0,
+            spec_id: 0,
+            sources,
+            files: vec![],
+            evolution: None,
+            written_ms: None,
+            rows: None,
+        };
+        assert!(check_manifest_names(LOC, &manifest(victim.to_vec())).is_ok());
+        // One id that joins the victim's ids by a line break hashes to the victim's batch id.
+        for (uri, id, why) in [
+            ("s3://l/a", "s3://l/a#1\ns3://l/b#2", "'#' or a control character"),
+            ("s3://l/a#1\ns3://l/b", "s3://l/a#1\ns3://l/b#2", "control character"),
+            ("s3://l/z", "s3://l/a#1\ns3://l/b#2", "is not its URI"),
+        ] {
+            let forged = manifest(vec![source(uri, id)]);
+            assert_eq!(forged.batch_id, batch_key(&victim), "the forgery collides without the check");
+            let got = check_manifest_names(LOC, &forged).unwrap_err();
+            assert!(got.contains(why), "{id:?}: {got}");
+        }
+        let twice = manifest(vec![victim[0].clone(), victim[0].clone()]);
+        assert!(check_manifest_names(LOC, &twice).unwrap_err().contains("listed twice"));
     }
 }

@@ -139,7 +139,7 @@ impl Committer {
             let schema = r.manifest.file_schema(meta).expect("convert checked the schema");
             files.extend(r.manifest.files.iter().map(|f| (r.id.as_str(), schema, f)));
         }
-        let mut refused = admit::check_files(&self.ports.store, files).await;
+        let mut refused = admit::check_files(&self.ports.store, files, self.written_after()).await;
         for r in unread {
             known.insert(r.id.clone(), refused.remove(r.id.as_str()));
         }
@@ -289,30 +289,50 @@ struct Classified<'a> {
     take: Vec<Ready<'a>>,
 }
 
-/// Duplicates (a batch seen already, or every source committed) are settled; a manifest that
-/// overlaps committed sources, or sources taken by an earlier message of the group, is
-/// rejected with the rest of its sources to requeue; the others are taken.
+/// Duplicates (every source committed, or a copy of a manifest taken in this group, the same
+/// in all but its write time: its fate is that manifest's) are settled; a manifest that overlaps
+/// committed sources is rejected with the rest of its sources to requeue; one that otherwise
+/// shares a source with a manifest taken in this group (a forgery of a batch, or another batch
+/// of the same sources) is retried, judged again once that manifest's fate is known: it may
+/// still be refused (its schema change, say), and a message settled on its word now would lose
+/// the sources; the others are taken.
 fn classify<'a>(ready: Vec<Ready<'a>>, committed: &HashSet<String>) -> Classified<'a> {
     let mut results = vec![];
     let mut take: Vec<Ready<'a>> = vec![];
     let mut taken: HashSet<&str> = HashSet::new();
-    let mut batches: HashSet<&str> = HashSet::new();
+    let mut batches: HashMap<&str, &FileManifest> = HashMap::new();
     for r in ready {
         let (id, m) = (r.id, r.manifest);
-        let done = |s: &SourceRef| committed.contains(&s.id) || taken.contains(s.id.as_str());
-        if !batches.insert(m.batch_id.as_str()) || m.sources.iter().all(done) {
+        let done = |s: &SourceRef| committed.contains(&s.id);
+        if m.sources.iter().all(done) {
             results.push((id.clone(), MessageResult::Duplicate));
         } else if m.sources.iter().any(done) {
             let requeue: Vec<SourceRef> = m.sources.iter().filter(|s| !done(s)).cloned().collect();
             warn!(message = %id, batch = %m.batch_id, requeue = requeue.len(), "manifest overlaps committed sources; rejected");
             results
                 .push((id.clone(), MessageResult::Overlap { table: m.table.clone(), requeue, rows: m.rows.clone() }));
+        } else if batches.get(m.batch_id.as_str()).is_some_and(|first| same_but_written(first, m)) {
+            results.push((id.clone(), MessageResult::Duplicate));
+        } else if m.sources.iter().any(|s| taken.contains(s.id.as_str())) {
+            let reason = format!(
+                "manifest {} shares sources with another message of this commit: judged again once that one's fate is known",
+                m.batch_id
+            );
+            results.push((id.clone(), MessageResult::Retry { reason }));
         } else {
             taken.extend(m.sources.iter().map(|s| s.id.as_str()));
+            batches.insert(m.batch_id.as_str(), m);
             take.push(r);
         }
     }
     Classified { results, take }
+}
+
+/// Whether two manifests say the same in all but when their files were written (a writer that
+/// wrote a batch again finds its files, named for their content, and sends the same manifest).
+fn same_but_written(a: &FileManifest, b: &FileManifest) -> bool {
+    (&a.table, &a.batch_id, a.schema_id, a.spec_id, &a.sources, &a.files, &a.evolution, &a.rows)
+        == (&b.table, &b.batch_id, b.schema_id, b.spec_id, &b.sources, &b.files, &b.evolution, &b.rows)
 }
 
 /// A group's messages as Iceberg data file entries, or poison.
@@ -432,4 +452,62 @@ fn committable(meta: &iceberg::spec::TableMetadata, schema: &Schema) -> Result<(
         .add_current_schema(schema.clone())?
         .build()
         .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(sources: &[&str]) -> FileManifest {
+        let sources: Vec<SourceRef> = sources
+            .iter()
+            .map(|u| SourceRef {
+                id: format!("{u}#v"),
+                uri: u.to_string(),
+                size: 1,
+                rows: 1,
+                version_id: None,
+                created_ms: None,
+            })
+            .collect();
+        FileManifest {
+            version: crate::message::MESSAGE_VERSION,
+            table: "web.events".parse().unwrap(),
+            batch_id: crate::message::batch_key(&sources),
+            schema_id: 0,
+            spec_id: 0,
+            sources,
+            files: vec![],
+            evolution: None,
+            written_ms: None,
+            rows: None,
+        }
+    }
+
+    #[test]
+    fn a_manifest_sharing_sources_with_one_taken_waits_for_its_fate_unless_it_is_the_same() {
+        let (first, mut forged, partial, fresh, old) =
+            (manifest(&["a", "b"]), manifest(&["a", "b"]), manifest(&["b", "c"]), manifest(&["d"]), manifest(&["e"]));
+        forged.schema_id = 7;
+        let mut copy = first.clone();
+        copy.written_ms = Some(1);
+        let ids: Vec<String> = (0..6).map(|i| format!("m{i}")).collect();
+        let ready = [&first, &forged, &partial, &fresh, &old, &copy]
+            .into_iter()
+            .zip(&ids)
+            .map(|(manifest, id)| Ready { id, manifest, files: vec![] })
+            .collect();
+        let committed: HashSet<String> = ["e#v".to_string()].into();
+        let Classified { results, take } = classify(ready, &committed);
+        let taken: Vec<&str> = take.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(taken, ["m0", "m3"]);
+        let by_id: HashMap<&str, &MessageResult> = results.iter().map(|(id, r)| (id.as_str(), r)).collect();
+        // A manifest of the first's batch that says otherwise, and one sharing a source with it,
+        // are judged again later: the first may still be refused (its schema change, say), and
+        // then their sources would be lost. A copy that says the same shares the first's fate.
+        assert!(matches!(by_id["m1"], MessageResult::Retry { .. }), "{:?}", by_id["m1"]);
+        assert!(matches!(by_id["m2"], MessageResult::Retry { .. }), "{:?}", by_id["m2"]);
+        assert!(matches!(by_id["m4"], MessageResult::Duplicate), "every source committed: {:?}", by_id["m4"]);
+        assert!(matches!(by_id["m5"], MessageResult::Duplicate), "the same manifest again: {:?}", by_id["m5"]);
+    }
 }

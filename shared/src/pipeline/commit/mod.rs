@@ -300,7 +300,7 @@ impl Committer {
             let request = CommitRequest::from_json(&m.body);
             let admitted = match &request {
                 Ok(r) => (self.senders.as_ref().map(|s| s.admit(r, m)).transpose())
-                    .and_then(|_| self.tables.as_ref().map(|t| t.admit(r.table())).transpose()),
+                    .and_then(|_| self.tables.as_ref().map(|t| t.admit(r)).transpose()),
                 Err(_) => Ok(None),
             };
             if let Err(reason) = admitted {
@@ -654,7 +654,14 @@ impl Committer {
     /// there is a limit: they come from a writer older than the limit itself).
     fn too_old(&self, written_ms: Option<i64>) -> bool {
         let Some(limit) = self.max_commit_age() else { return false };
-        written_ms.is_none_or(|at| chrono::Utc::now().timestamp_millis() - at > limit.as_millis() as i64)
+        written_ms.is_none_or(|at| chrono::Utc::now().timestamp_millis().saturating_sub(at) > limit.as_millis() as i64)
+    }
+
+    /// The oldest a file may have been written to be committed now (ms since the epoch), if
+    /// there is a commit age limit: see [`admit::check_files`].
+    fn written_after(&self) -> Option<i64> {
+        let limit = self.max_commit_age()?;
+        Some(chrono::Utc::now().timestamp_millis().saturating_sub(limit.as_millis() as i64))
     }
 
     /// Whether a swap to `location` that answered `Conflict` may have landed all the same: an

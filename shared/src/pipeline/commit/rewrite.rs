@@ -205,7 +205,7 @@ impl Committer {
                 files.extend(r.added.iter().map(|f| (i, schema.as_ref(), f)));
             }
         }
-        let mut refused = admit::check_files(&self.ports.store, files).await;
+        let mut refused = admit::check_files(&self.ports.store, files, self.written_after()).await;
         Ok((0..chunk.len()).map(|i| refused.remove(&i)).collect())
     }
 
@@ -350,18 +350,18 @@ fn keeps_values(
     added: &[(i32, DataFile)],
     nested: &HashSet<i32>,
 ) -> std::result::Result<(), String> {
-    if let Some((_, f)) = added.iter().find(|(spec, f)| {
-        let same_spec = inputs.iter().filter(|i| i.spec_id == *spec);
-        let mut same_spec = same_spec.peekable();
+    if let Some((spec, f)) = added.iter().find(|(spec, f)| {
+        let mut same_spec = inputs.iter().filter(|i| i.spec_id == *spec);
         // Compared in their widest types: a tuple read from a manifest written before a
         // promotion of a partition source (int to long) is the same partition.
         let partition = crate::table::widened(f.partition());
-        same_spec.peek().is_some() && !same_spec.any(|i| crate::table::widened(i.file.partition()) == partition)
+        !same_spec.any(|i| crate::table::widened(i.file.partition()) == partition)
     }) {
         return Err(format!(
-            "it adds {} in partition {:?}, which none of its inputs is in",
+            "it adds {} in partition {:?} of spec {}, which none of its inputs is in",
             f.file_path(),
-            f.partition()
+            f.partition(),
+            spec
         ));
     }
     let columns: HashSet<i32> = inputs.iter().flat_map(|i| i.file.null_value_counts().keys().copied()).collect();
@@ -679,8 +679,7 @@ impl<'a> View<'a> {
                 crate::table::PROP_DEDUP_KEY
             )));
         }
-        let accounted = request.added_rows() + request.duplicates + request.deleted;
-        if removed_rows != request.removed_rows || accounted != removed_rows {
+        if removed_rows != request.removed_rows || request.accounted_rows() != Some(removed_rows) {
             return Err(Verdict::Poison(format!(
                 "rewrite {task} does not account for every row: the removed files hold {removed_rows}, it claims {} removed, {} added, {} duplicates and {} deleted",
                 request.removed_rows,
