@@ -146,7 +146,8 @@ locals {
   # Secrets by ARN, read at the cold start: the committer's (only its role may read them), and
   # the writer's and compactor's, the reader secret when one is given (only their roles may read
   # it), else the committer's where rest_readers_share_committer_secret allows it.
-  rest_reader_given = anytrue([for v in [var.rest_reader_token, var.rest_reader_credential, var.rest_reader_token_arn, var.rest_reader_credential_arn] : v != null])
+  # (Whether a sensitive variable is set is not itself secret.)
+  rest_reader_given = var.rest_reader_token_arn != null || var.rest_reader_credential_arn != null || nonsensitive(var.rest_reader_token != null || var.rest_reader_credential != null)
   rest_committer_arns = var.catalog != "rest" ? {} : { for k, v in {
     FLOE_REST_TOKEN_ARN      = var.rest_token_arn
     FLOE_REST_CREDENTIAL_ARN = var.rest_credential_arn

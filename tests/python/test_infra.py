@@ -850,7 +850,7 @@ def test_queues_accept_only_their_senders_and_a_kms_alias_resolves_to_its_key(mo
             assert named == {key}, f"{given}: {named}"
         # Each role's policy takes every_function's statements (the plan's configuration).
         config = plan["configuration"]["root_module"]["module_calls"]["floe"]["module"]["resources"]
-        sources = {r["name"]: r["expressions"].get("source_policy_documents", {}).get("references", [])
+        sources = {r["name"]: r.get("expressions", {}).get("source_policy_documents", {}).get("references", [])
                    for r in config if r["type"] == "aws_iam_policy_document"}
         for doc, base in (("writer", "data_file_producer"), ("compactor", "data_file_producer"),
                           ("data_file_producer", "every_function"), ("committer", "every_function")):
